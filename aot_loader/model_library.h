@@ -1,0 +1,84 @@
+/*
+ * model_library.h: one AOTInductor model library, loaded from bytes.
+ *
+ * The bytes are written to a private temp file (mkstemp under $TMPDIR, 0600),
+ * the shim library and libcudart are made global, the file is dlopened
+ * RTLD_NOW|RTLD_LOCAL, the AOTInductorModelContainer* entry points are resolved
+ * and a container is created. Every failure path and destroy close what was
+ * opened and remove the temp file.
+ */
+#ifndef AOTRUN_MODEL_LIBRARY_H
+#define AOTRUN_MODEL_LIBRARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aot_loader/aotrun_error.h"
+#include "shim_lib/aotrun_shim.h"
+
+typedef struct aotrun_model_library aotrun_model_library;
+
+/* What the library reports about constant i (GetConstant* entry points).
+ * Strings are owned by the library object, valid while it lives. */
+typedef struct aotrun_constant_info {
+  const char *name;  /* internal name */
+  const char *fqn;   /* original FQN */
+  int32_t dtype;     /* ScalarType code */
+  int32_t type;      /* ConstantType code (0 when the library can't tell) */
+  uint64_t data_size;
+  int32_t from_folded;
+} aotrun_constant_info;
+
+/* One {internal name, tensor handle} pair for the user-managed constants. */
+typedef struct aotrun_constant_pair {
+  const char *name;
+  AtenTensorHandle handle;
+} aotrun_constant_pair;
+
+/* device: "cuda", "cuda:N" or "cpu". */
+aotrun_status aotrun_model_library_load(const void *bytes, size_t size,
+                                        const char *device,
+                                        aotrun_model_library **out,
+                                        aotrun_error *err);
+/* Deletes the container, dlcloses, removes the temp file. Accepts NULL. */
+void aotrun_model_library_destroy(aotrun_model_library *lib);
+
+size_t aotrun_model_library_num_inputs(const aotrun_model_library *lib);
+size_t aotrun_model_library_num_outputs(const aotrun_model_library *lib);
+int aotrun_model_library_has_run_single_threaded(
+    const aotrun_model_library *lib);
+/* Path of the temp file while the library is loaded (for tests and logs). */
+const char *aotrun_model_library_path(const aotrun_model_library *lib);
+
+/* AOTRUN_ERR_NOT_SUPPORTED when the library lacks constant introspection. */
+aotrun_status aotrun_model_library_num_constants(
+    const aotrun_model_library *lib, size_t *count, aotrun_error *err);
+aotrun_status aotrun_model_library_constant_info(
+    const aotrun_model_library *lib, size_t index, aotrun_constant_info *out,
+    aotrun_error *err);
+
+/* Zero-copy hand-over of weight tensors (UpdateUserManagedConstantBufferPairs).
+ * The container keeps aliases of the handles: pass non-owning views. */
+aotrun_status aotrun_model_library_set_user_managed_constants(
+    aotrun_model_library *lib, const aotrun_constant_pair *pairs, size_t count,
+    aotrun_error *err);
+/* The binary-blob path (GetConstantsBlobSize / UpdateConstantsFromBlob); call
+ * at most once per library. */
+aotrun_status aotrun_model_library_blob_size(const aotrun_model_library *lib,
+                                             uint64_t *size,
+                                             aotrun_error *err);
+aotrun_status aotrun_model_library_load_constants_blob(
+    aotrun_model_library *lib, const void *blob, aotrun_error *err);
+
+/* Runs the model once (RunSingleThreaded when the library has it). inputs
+ * are stolen by the model; outputs receive new references. Counts must equal
+ * num_inputs/num_outputs or the call is refused before the model runs.
+ * stream: a cudaStream_t (NULL for the default stream or for cpu models). */
+aotrun_status aotrun_model_library_run(aotrun_model_library *lib,
+                                       AtenTensorHandle *inputs,
+                                       size_t num_inputs,
+                                       AtenTensorHandle *outputs,
+                                       size_t num_outputs, void *stream,
+                                       aotrun_error *err);
+
+#endif /* AOTRUN_MODEL_LIBRARY_H */
