@@ -105,9 +105,9 @@ typedef struct aotrun_host_api {
   void (*log)(void *ctx, int32_t level, const char *message);
 
   /* Required. Looks up named data (e.g. a model library or a weights file of
-   * a program) by key. On success *data/*size describe the bytes, which stay
-   * valid and unchanged until release_named_data(ctx, *token) (the host may
-   * mmap them). Returns AOTRUN_ERR_NOT_FOUND for an unknown key. `key` is
+   * a program) by key. On success *data and *size describe the bytes, which
+   * stay valid and unchanged until release_named_data(ctx, *token) (the host
+   * may mmap them). Returns AOTRUN_ERR_NOT_FOUND for an unknown key. `key` is
    * borrowed for the call. */
   aotrun_status (*get_named_data)(void *ctx, const char *key,
                                   const void **data, size_t *size,

@@ -1,0 +1,62 @@
+/* aotrun_main.c: the aotrun command-line host: dispatch and --help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin_api/cli.h"
+
+static const char kUsage[] =
+    "usage: aotrun COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  plugins [--plugin PATH]...\n"
+    "      list plugins: name, ABI version, availability (and why not)\n"
+    "  inspect PROGRAM\n"
+    "      print the program's format version, methods, inputs/outputs and\n"
+    "      constants count\n"
+    "  run PROGRAM [--method M] [--input X.npy]... [--output-dir D]\n"
+    "              [--backend NAME] [--plugin PATH]...\n"
+    "      run a method once on .npy inputs; write D/out0.npy, out1.npy, ...\n"
+    "  bench PROGRAM [--method M] [--input X.npy]... [--iterations N]\n"
+    "                [--warmup W] [--backend NAME] [--plugin PATH]...\n"
+    "      time execute; print p50/p90/mean in microseconds\n"
+    "  demo [--backend NAME] [--plugin PATH]...\n"
+    "      run the bundled example program ($AOTRUN_EXAMPLE_PROGRAM or the\n"
+    "      example next to the binary) on the best available backend\n"
+    "\n"
+    "plugins are searched in: --plugin PATH (file or directory), then\n"
+    "$AOTRUN_PLUGIN_PATH (colon-separated files or directories), then the\n"
+    "directory of the aotrun binary; directories contribute libaotrun_*.so\n"
+    "(libaotrun_shim.so is skipped: it is not a plugin). Without --backend\n"
+    "the first available backend in that order runs the program.\n"
+    "$AOTRUN_LOG_LEVEL (debug|info|warning|error, default warning) sets\n"
+    "which plugin log messages are printed.\n"
+    "\n"
+    "exit codes:\n"
+    "  0  success\n"
+    "  1  usage error (unknown command or option, missing argument)\n"
+    "  2  plugin error (not loadable, wrong ABI, unknown --backend, none\n"
+    "     available)\n"
+    "  3  program or input error (missing/malformed program or manifest,\n"
+    "     unknown method, bad or mismatched .npy input, output not sizable)\n"
+    "  4  execution error (the backend failed to initialise or execute, or\n"
+    "     an output could not be written)\n";
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(kUsage, stderr);
+    return CLI_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+      strcmp(cmd, "help") == 0) {
+    fputs(kUsage, stdout);
+    return CLI_EXIT_OK;
+  }
+  if (strcmp(cmd, "plugins") == 0) return cli_plugins(argc, argv);
+  if (strcmp(cmd, "inspect") == 0) return cli_inspect(argc, argv);
+  if (strcmp(cmd, "run") == 0) return cli_run(argc, argv);
+  if (strcmp(cmd, "bench") == 0) return cli_bench(argc, argv);
+  if (strcmp(cmd, "demo") == 0) return cli_demo(argc, argv);
+  fprintf(stderr, "aotrun: unknown command '%s' (see aotrun --help)\n", cmd);
+  return CLI_EXIT_USAGE;
+}

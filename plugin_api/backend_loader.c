@@ -1,0 +1,150 @@
+/*
+ * backend_loader.c: dlopen one plugin, negotiate the ABI version and
+ * validate its table before the host calls anything in it.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_api/abi_layout.h"
+#include "plugin_api/aotrun_host.h"
+#include "plugin_api/backend_internal.h"
+#include "plugin_api/host_error.h"
+
+/* A bare name would make dlopen search the library path instead of the
+ * file the user named: open it relative to the working directory. */
+static char *file_path_for_dlopen(const char *path) {
+  if (strchr(path, '/') != NULL) return strdup(path);
+  size_t n = strlen(path) + 3;
+  char *p = malloc(n);
+  if (p != NULL) {
+    memcpy(p, "./", 2);
+    memcpy(p + 2, path, n - 2);
+  }
+  return p;
+}
+
+/* Names the first required v1.0 member the table leaves NULL, or NULL. */
+static const char *missing_member(const aotrun_backend_api *t) {
+#define REQUIRE(field) \
+  if (t->field == NULL) return #field
+  REQUIRE(get_name);
+  REQUIRE(is_available);
+  REQUIRE(init);
+  REQUIRE(execute);
+  REQUIRE(destroy);
+  REQUIRE(set_option);
+  REQUIRE(get_option);
+  REQUIRE(get_num_io);
+  REQUIRE(get_io_info);
+  REQUIRE(last_error);
+#undef REQUIRE
+  return NULL;
+}
+
+/* Checks what the entry symbol returned; on failure sets the last error. */
+static aotrun_status check_table(const char *path, uint32_t host,
+                                 const aotrun_backend_api *t) {
+  if (t == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "plugin %s returned OK but a NULL backend table",
+                            path);
+  uint32_t v = t->abi_version;
+  if (AOTRUN_VERSION_MAJOR(v) != AOTRUN_VERSION_MAJOR(host))
+    return aotrun_host_fail(AOTRUN_ERR_VERSION_MISMATCH,
+                            "plugin %s has ABI %u.%u, host has %u.%u", path,
+                            AOTRUN_VERSION_MAJOR(v), AOTRUN_VERSION_MINOR(v),
+                            AOTRUN_VERSION_MAJOR(host),
+                            AOTRUN_VERSION_MINOR(host));
+  if (t->struct_size < AOTRUN_BACKEND_API_V1_0_SIZE)
+    return aotrun_host_fail(
+        AOTRUN_ERR_VERSION_MISMATCH,
+        "plugin %s (ABI %u.%u): backend table is %u bytes, ABI 1.0 needs at "
+        "least %zu",
+        path, AOTRUN_VERSION_MAJOR(v), AOTRUN_VERSION_MINOR(v),
+        (unsigned)t->struct_size, (size_t)AOTRUN_BACKEND_API_V1_0_SIZE);
+  const char *missing = missing_member(t);
+  if (missing != NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "plugin %s: required member %s is NULL", path,
+                            missing);
+  const char *name = t->get_name();
+  if (name == NULL || name[0] == '\0')
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "plugin %s: get_name returned an empty name",
+                            path);
+  return AOTRUN_OK;
+}
+
+/* Calls the entry symbol; a refusal is reported with the host's version. */
+static aotrun_status call_entry(const char *path, void *lib, uint32_t host,
+                                const aotrun_backend_api **table) {
+  dlerror();
+  void *sym = dlsym(lib, AOTRUN_PLUGIN_ENTRY_SYMBOL);
+  if (sym == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_NOT_FOUND,
+                            "%s is not an aotrun plugin: it does not export %s",
+                            path, AOTRUN_PLUGIN_ENTRY_SYMBOL);
+  aotrun_plugin_get_api_fn entry;
+  memcpy(&entry, &sym, sizeof entry); /* object -> function pointer */
+  *table = NULL;
+  aotrun_status s = entry(host, table);
+  if (s == AOTRUN_ERR_VERSION_MISMATCH)
+    return aotrun_host_fail(s, "plugin %s refused host ABI %u.%u", path,
+                            AOTRUN_VERSION_MAJOR(host),
+                            AOTRUN_VERSION_MINOR(host));
+  if (s != AOTRUN_OK)
+    return aotrun_host_fail(aotrun_host_known_status(s),
+                            "plugin %s: %s failed with status %d (%s)", path,
+                            AOTRUN_PLUGIN_ENTRY_SYMBOL, (int)s,
+                            aotrun_status_string(s));
+  return check_table(path, host, *table);
+}
+
+aotrun_status aotrun_backend_open(const char *path, uint32_t host_abi_version,
+                                  aotrun_backend **out) {
+  if (out == NULL || path == NULL || path[0] == '\0')
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_backend_open: empty plugin path or NULL "
+                            "out");
+  *out = NULL;
+  aotrun_backend *b = calloc(1, sizeof *b);
+  char *file = file_path_for_dlopen(path);
+  if (b == NULL || file == NULL) {
+    free(b);
+    free(file);
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory loading plugin %s", path);
+  }
+  b->path = file;
+  dlerror();
+  b->lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+  if (b->lib == NULL) {
+    const char *why = dlerror();
+    aotrun_host_fail(AOTRUN_ERR_ACCESS_FAILED, "cannot load plugin %s: %s",
+                     path, why != NULL ? why : "unknown dlopen error");
+    aotrun_backend_close(b);
+    return AOTRUN_ERR_ACCESS_FAILED;
+  }
+  aotrun_status s = call_entry(path, b->lib, host_abi_version, &b->api);
+  if (s == AOTRUN_OK) {
+    b->name = strdup(b->api->get_name());
+    if (b->name == NULL)
+      s = aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                           "out of memory loading plugin %s", path);
+  }
+  if (s != AOTRUN_OK) {
+    aotrun_backend_close(b);
+    return s;
+  }
+  *out = b;
+  return AOTRUN_OK;
+}
+
+void aotrun_backend_close(aotrun_backend *b) {
+  if (b == NULL) return;
+  if (b->lib != NULL) dlclose(b->lib);
+  free(b->name);
+  free(b->path);
+  free(b);
+}

@@ -1,0 +1,115 @@
+/*
+ * cli.h: shared pieces of the aotrun command-line host (one file per
+ * subcommand: cli_plugins.c, cli_inspect.c, cli_run.c, cli_bench.c,
+ * cli_demo.c; plugin search in cli_search.c; tensors in cli_io.c).
+ */
+#ifndef AOTRUN_CLI_H
+#define AOTRUN_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugin_api/aotrun_host.h"
+#include "plugin_api/manifest_info.h"
+#include "plugin_api/npy.h"
+
+/* Exit codes (documented in --help and docs/plugin-abi.md). */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_USAGE 1   /* bad command line */
+#define CLI_EXIT_PLUGIN 2  /* plugin not loadable, none available, bad name */
+#define CLI_EXIT_PROGRAM 3 /* program, manifest, method or input problem */
+#define CLI_EXIT_EXECUTE 4 /* the backend failed to init or execute */
+
+#define CLI_MAX_LIST 64
+
+/* Which options a subcommand accepts. */
+enum {
+  CLI_OPT_PLUGIN = 1 << 0,
+  CLI_OPT_BACKEND = 1 << 1,
+  CLI_OPT_METHOD = 1 << 2,
+  CLI_OPT_INPUT = 1 << 3,
+  CLI_OPT_OUTPUT_DIR = 1 << 4,
+  CLI_OPT_ITERATIONS = 1 << 5,
+  CLI_OPT_WARMUP = 1 << 6,
+};
+
+typedef struct cli_options {
+  const char *program; /* the one positional argument, if any */
+  const char *plugins[CLI_MAX_LIST];
+  size_t num_plugins;
+  const char *inputs[CLI_MAX_LIST];
+  size_t num_inputs;
+  const char *backend;
+  const char *method; /* default "forward" */
+  const char *output_dir;
+  long iterations, warmup;
+} cli_options;
+
+/* Parses argv[first..argc) accepting the `allowed` options and
+ * `positionals` (0 or 1) positional arguments. Prints the problem and
+ * returns CLI_EXIT_USAGE on error, else CLI_EXIT_OK. */
+int cli_parse(int argc, char **argv, int first, unsigned allowed,
+              int positionals, cli_options *out);
+
+/* Loads the plugins named by --plugin, $AOTRUN_PLUGIN_PATH and the binary's
+ * directory into a new registry. Explicit --plugin failures are fatal
+ * (CLI_EXIT_PLUGIN); others are printed as warnings (or, with `report`
+ * set, counted in *failures and printed as listing lines). */
+int cli_load_plugins(const cli_options *opts, int report,
+                     aotrun_registry **out, size_t *failures);
+
+/* A program opened for running: named data, manifest, backend, method. */
+typedef struct cli_session {
+  aotrun_program_dir *dir;
+  manifest_info manifest;
+  const manifest_method *method;
+  aotrun_registry *registry;
+  const aotrun_backend *backend;
+  aotrun_host_method *handle;
+} cli_session;
+
+/* Opens opts->program, picks the backend (--backend or the first available
+ * one) and inits the method. Returns a CLI exit code; on failure the
+ * message is printed and the session is closed. */
+int cli_session_open(const cli_options *opts, cli_session *s);
+void cli_session_close(cli_session *s);
+
+/* Host tensors for one execute: inputs from .npy files, outputs sized from
+ * the declared info (dynamic dims bound through the manifest's symbols). */
+typedef struct cli_tensors {
+  size_t num_inputs, num_outputs;
+  aotrun_npy *in_arrays;
+  DLTensor *inputs, *outputs;
+  int64_t (*out_shapes)[AOTRUN_MAX_DIMS]; /* backing of outputs[i].shape */
+} cli_tensors;
+
+/* Checks arrays (owned by t afterwards) against the method and allocates
+ * the outputs. Returns a CLI exit code and prints the problem. */
+int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
+                        size_t num_arrays, cli_tensors *t);
+/* Reads the .npy inputs named on the command line, then prepares. */
+int cli_tensors_from_files(const cli_session *s, const cli_options *opts,
+                           cli_tensors *t);
+void cli_tensors_free(cli_tensors *t);
+/* Prints "<label> <i> (<name>): dtype [d0, d1]" and up to 8 values. */
+void cli_print_tensor(const char *label, size_t index, const char *name,
+                      const DLTensor *t, int with_values);
+
+/* Prints "aotrun: <message>" to stderr and returns code. */
+int cli_fail(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Exit code for a failed backend call: bad program/input statuses map to
+ * CLI_EXIT_PROGRAM, everything else to CLI_EXIT_EXECUTE. */
+int cli_exit_for_status(aotrun_status s);
+
+/* The directory holding the running binary ("" if unknown). */
+const char *cli_binary_dir(void);
+
+int cli_plugins(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
+int cli_run(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_demo(int argc, char **argv);
+
+#endif /* AOTRUN_CLI_H */

@@ -1,0 +1,104 @@
+/* cli_options.c: the option parser shared by every subcommand. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_api/cli.h"
+
+int cli_fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("aotrun: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return code;
+}
+
+int cli_exit_for_status(aotrun_status s) {
+  return (s == AOTRUN_ERR_INVALID_ARGUMENT || s == AOTRUN_ERR_NOT_FOUND)
+             ? CLI_EXIT_PROGRAM
+             : CLI_EXIT_EXECUTE;
+}
+
+static const struct {
+  const char *name;
+  unsigned flag;
+} kOptions[] = {
+    {"--plugin", CLI_OPT_PLUGIN},         {"--backend", CLI_OPT_BACKEND},
+    {"--method", CLI_OPT_METHOD},         {"--input", CLI_OPT_INPUT},
+    {"--output-dir", CLI_OPT_OUTPUT_DIR}, {"--iterations", CLI_OPT_ITERATIONS},
+    {"--warmup", CLI_OPT_WARMUP},
+};
+
+static int parse_count(const char *opt, const char *text, long min,
+                       long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < min || v > 100000000)
+    return cli_fail(CLI_EXIT_USAGE, "%s needs an integer >= %ld, got '%s'",
+                    opt, min, text);
+  *out = v;
+  return CLI_EXIT_OK;
+}
+
+static int append(const char *opt, const char **list, size_t *n,
+                  const char *value) {
+  if (*n == CLI_MAX_LIST)
+    return cli_fail(CLI_EXIT_USAGE, "too many %s options (max %d)", opt,
+                    CLI_MAX_LIST);
+  list[(*n)++] = value;
+  return CLI_EXIT_OK;
+}
+
+/* Stores the value of one recognised option. */
+static int store(cli_options *o, unsigned flag, const char *opt,
+                 const char *v) {
+  switch (flag) {
+    case CLI_OPT_PLUGIN: return append(opt, o->plugins, &o->num_plugins, v);
+    case CLI_OPT_INPUT: return append(opt, o->inputs, &o->num_inputs, v);
+    case CLI_OPT_BACKEND: o->backend = v; return CLI_EXIT_OK;
+    case CLI_OPT_METHOD: o->method = v; return CLI_EXIT_OK;
+    case CLI_OPT_OUTPUT_DIR: o->output_dir = v; return CLI_EXIT_OK;
+    case CLI_OPT_ITERATIONS: return parse_count(opt, v, 1, &o->iterations);
+    default: return parse_count(opt, v, 0, &o->warmup);
+  }
+}
+
+int cli_parse(int argc, char **argv, int first, unsigned allowed,
+              int positionals, cli_options *out) {
+  memset(out, 0, sizeof *out);
+  out->method = "forward";
+  out->iterations = 100;
+  out->warmup = 10;
+  const char *cmd = argv[first - 1];
+  int seen_positional = 0;
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || a[1] == '\0') {
+      if (seen_positional >= positionals)
+        return cli_fail(CLI_EXIT_USAGE, "%s: unexpected argument '%s'", cmd,
+                        a);
+      out->program = a;
+      seen_positional++;
+      continue;
+    }
+    unsigned flag = 0;
+    for (size_t k = 0; k < sizeof kOptions / sizeof kOptions[0]; k++)
+      if (strcmp(a, kOptions[k].name) == 0) flag = kOptions[k].flag;
+    if (flag == 0 || (flag & allowed) == 0)
+      return cli_fail(CLI_EXIT_USAGE, "%s: unknown option '%s' (see aotrun "
+                                      "--help)",
+                      cmd, a);
+    if (i + 1 >= argc)
+      return cli_fail(CLI_EXIT_USAGE, "%s: option %s needs a value", cmd, a);
+    int rc = store(out, flag, a, argv[++i]);
+    if (rc != CLI_EXIT_OK) return rc;
+  }
+  if (seen_positional < positionals)
+    return cli_fail(CLI_EXIT_USAGE, "%s: missing PROGRAM argument", cmd);
+  return CLI_EXIT_OK;
+}

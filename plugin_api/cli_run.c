@@ -1,0 +1,50 @@
+/* cli_run.c: `aotrun run PROGRAM ...`: one execute, outputs to .npy. */
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "plugin_api/cli.h"
+
+static int write_outputs(const char *dir, const cli_tensors *t) {
+  if (mkdir(dir, 0777) != 0) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+      return cli_fail(CLI_EXIT_EXECUTE, "cannot create output directory %s",
+                      dir);
+  }
+  for (size_t i = 0; i < t->num_outputs; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/out%zu.npy", dir, i);
+    const DLTensor *o = &t->outputs[i];
+    if (aotrun_npy_write(path, o->dtype, o->ndim, o->shape, o->data) !=
+        AOTRUN_OK)
+      return cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
+  }
+  return CLI_EXIT_OK;
+}
+
+int cli_run(int argc, char **argv) {
+  cli_options o;
+  unsigned allowed = CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
+                     CLI_OPT_INPUT | CLI_OPT_OUTPUT_DIR;
+  int rc = cli_parse(argc, argv, 2, allowed, 1, &o);
+  if (rc != CLI_EXIT_OK) return rc;
+  cli_session s;
+  rc = cli_session_open(&o, &s);
+  if (rc != CLI_EXIT_OK) return rc;
+  cli_tensors t;
+  rc = cli_tensors_from_files(&s, &o, &t);
+  if (rc == CLI_EXIT_OK &&
+      aotrun_host_method_execute(s.handle, t.inputs, t.num_inputs, t.outputs,
+                                 t.num_outputs) != AOTRUN_OK)
+    rc = cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
+  if (rc == CLI_EXIT_OK) {
+    printf("backend %s, method %s\n", aotrun_backend_name(s.backend),
+           o.method);
+    for (size_t i = 0; i < t.num_outputs; i++)
+      cli_print_tensor("output", i, NULL, &t.outputs[i], 0);
+    if (o.output_dir != NULL) rc = write_outputs(o.output_dir, &t);
+  }
+  cli_tensors_free(&t);
+  cli_session_close(&s);
+  return rc;
+}

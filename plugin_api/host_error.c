@@ -1,0 +1,24 @@
+/* host_error.c: thread-local last error of the host library. */
+#include "plugin_api/host_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* Thread-local so concurrent hosts never see each other's messages. */
+static _Thread_local char g_last_error[AOTRUN_HOST_ERROR_SIZE];
+
+const char *aotrun_host_last_error(void) { return g_last_error; }
+
+aotrun_status aotrun_host_fail(aotrun_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+aotrun_status aotrun_host_known_status(aotrun_status status) {
+  if (status >= AOTRUN_OK && status <= AOTRUN_ERR_VERSION_MISMATCH)
+    return status;
+  return AOTRUN_ERR_INTERNAL;
+}

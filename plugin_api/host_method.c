@@ -1,0 +1,258 @@
+/*
+ * host_method.c: a method handle that remembers its processed bytes and
+ * specs, so the host can move it to another backend between calls.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_api/aotrun_host.h"
+#include "plugin_api/backend_internal.h"
+#include "plugin_api/host_error.h"
+
+struct aotrun_host_method {
+  const aotrun_registry *registry;
+  const aotrun_host_api *host;
+  const aotrun_backend *backend; /* owned by the registry */
+  aotrun_method *handle;         /* owned by backend */
+  void *processed;               /* our copy */
+  size_t processed_size;
+  aotrun_key_value *specs; /* our copies of keys and values */
+  size_t num_specs;
+};
+
+/* The plugin's message for a failed call (NULL method: a failed init). */
+static const char *plugin_error(const aotrun_backend *b,
+                                const aotrun_method *m) {
+  if (!AOTRUN_BACKEND_CAN(b, last_error)) return "(no last_error)";
+  const char *msg = b->api->last_error(m);
+  return (msg != NULL && msg[0] != '\0') ? msg : "(no message)";
+}
+
+static aotrun_status call_failed(const aotrun_backend *b,
+                                 const aotrun_method *m, const char *what,
+                                 aotrun_status s) {
+  return aotrun_host_fail(aotrun_host_known_status(s),
+                          "backend '%s': %s failed (%s): %s", b->name, what,
+                          aotrun_status_string(s), plugin_error(b, m));
+}
+
+static aotrun_status copy_inputs(aotrun_host_method *m, const void *processed,
+                                 size_t size, const aotrun_key_value *specs,
+                                 size_t n) {
+  m->processed = malloc(size ? size : 1);
+  m->specs = calloc(n ? n : 1, sizeof *m->specs);
+  if (m->processed == NULL || m->specs == NULL) goto oom;
+  if (size) memcpy(m->processed, processed, size);
+  m->processed_size = size;
+  for (size_t i = 0; i < n; i++, m->num_specs++) {
+    if (specs[i].key == NULL || specs[i].value == NULL)
+      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                              "compile spec %zu has a NULL key or value", i);
+    m->specs[i].key = strdup(specs[i].key);
+    m->specs[i].value = strdup(specs[i].value);
+    if (m->specs[i].key == NULL || m->specs[i].value == NULL) {
+      m->num_specs++; /* so close frees the partial pair */
+      goto oom;
+    }
+  }
+  return AOTRUN_OK;
+oom:
+  return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                          "out of memory copying the method's inputs");
+}
+
+/* Creates a handle for m's bytes on backend b. */
+static aotrun_status init_on(const aotrun_host_method *m,
+                             const aotrun_backend *b, aotrun_method **out) {
+  *out = NULL;
+  if (!AOTRUN_BACKEND_CAN(b, init))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no init", b->name);
+  aotrun_status s = b->api->init(m->host, m->processed, m->processed_size,
+                                 m->specs, m->num_specs, out);
+  if (s != AOTRUN_OK) {
+    aotrun_status r = call_failed(b, NULL, "init", s);
+    if (*out != NULL && AOTRUN_BACKEND_CAN(b, destroy)) b->api->destroy(*out);
+    *out = NULL;
+    return r;
+  }
+  if (*out == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INTERNAL,
+                            "backend '%s': init returned OK but no handle",
+                            b->name);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
+                                      const char *backend_name,
+                                      const aotrun_host_api *host,
+                                      const void *processed,
+                                      size_t processed_size,
+                                      const aotrun_key_value *specs,
+                                      size_t num_specs,
+                                      aotrun_host_method **out) {
+  if (out == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_host_method_open: NULL out");
+  *out = NULL;
+  if (host == NULL || (processed == NULL && processed_size != 0) ||
+      (specs == NULL && num_specs != 0))
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_host_method_open: NULL host services, "
+                            "processed bytes or specs");
+  const aotrun_backend *b = NULL;
+  aotrun_status s = aotrun_registry_find(registry, backend_name, &b);
+  if (s != AOTRUN_OK) return s;
+  aotrun_host_method *m = calloc(1, sizeof *m);
+  if (m == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory opening a method on '%s'",
+                            backend_name);
+  m->registry = registry;
+  m->host = host;
+  s = copy_inputs(m, processed, processed_size, specs, num_specs);
+  if (s == AOTRUN_OK) s = init_on(m, b, &m->handle);
+  if (s != AOTRUN_OK) {
+    aotrun_host_method_close(m);
+    return s;
+  }
+  m->backend = b;
+  *out = m;
+  return AOTRUN_OK;
+}
+
+void aotrun_host_method_close(aotrun_host_method *m) {
+  if (m == NULL) return;
+  if (m->handle != NULL && AOTRUN_BACKEND_CAN(m->backend, destroy))
+    m->backend->api->destroy(m->handle);
+  for (size_t i = 0; i < m->num_specs; i++) {
+    free((char *)m->specs[i].key);
+    free((char *)m->specs[i].value);
+  }
+  free(m->specs);
+  free(m->processed);
+  free(m);
+}
+
+aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
+                                         const DLTensor *inputs,
+                                         size_t num_inputs, DLTensor *outputs,
+                                         size_t num_outputs) {
+  if (m == NULL || (inputs == NULL && num_inputs) ||
+      (outputs == NULL && num_outputs))
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "execute: NULL method, inputs or outputs");
+  if (!AOTRUN_BACKEND_CAN(m->backend, execute))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no execute", m->backend->name);
+  aotrun_status s = m->backend->api->execute(m->handle, inputs, num_inputs,
+                                             outputs, num_outputs);
+  return s == AOTRUN_OK ? s : call_failed(m->backend, m->handle, "execute", s);
+}
+
+static const char *kind_name(int32_t kind) {
+  return kind == AOTRUN_IO_INPUT ? "input" : "output";
+}
+
+static aotrun_status check_kind(const aotrun_host_method *m, int32_t kind) {
+  if (m == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT, "NULL host method");
+  if (kind != AOTRUN_IO_INPUT && kind != AOTRUN_IO_OUTPUT)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "io kind %d is neither AOTRUN_IO_INPUT (0) nor "
+                            "AOTRUN_IO_OUTPUT (1)",
+                            (int)kind);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_host_method_num_io(const aotrun_host_method *m,
+                                        int32_t kind, size_t *count) {
+  aotrun_status s = check_kind(m, kind);
+  if (s != AOTRUN_OK) return s;
+  *count = 0;
+  if (!AOTRUN_BACKEND_CAN(m->backend, get_num_io))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no get_num_io",
+                            m->backend->name);
+  s = m->backend->api->get_num_io(m->handle, kind, count);
+  return s == AOTRUN_OK ? s
+                        : call_failed(m->backend, m->handle, "get_num_io", s);
+}
+
+aotrun_status aotrun_host_method_io_info(const aotrun_host_method *m,
+                                         int32_t kind, size_t index,
+                                         aotrun_io_info *out) {
+  aotrun_status s = check_kind(m, kind);
+  if (s != AOTRUN_OK) return s;
+  memset(out, 0, sizeof *out);
+  out->struct_size = sizeof *out;
+  if (!AOTRUN_BACKEND_CAN(m->backend, get_io_info))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no get_io_info",
+                            m->backend->name);
+  s = m->backend->api->get_io_info(m->handle, kind, index, out);
+  if (s != AOTRUN_OK) {
+    aotrun_host_fail(aotrun_host_known_status(s),
+                     "backend '%s': get_io_info of %s %zu failed (%s): %s",
+                     m->backend->name, kind_name(kind), index,
+                     aotrun_status_string(s),
+                     plugin_error(m->backend, m->handle));
+    return aotrun_host_known_status(s);
+  }
+  if (out->ndim < 0 || out->ndim > AOTRUN_MAX_DIMS)
+    return aotrun_host_fail(AOTRUN_ERR_INTERNAL,
+                            "backend '%s': %s %zu has rank %d (max %d)",
+                            m->backend->name, kind_name(kind), index,
+                            (int)out->ndim, AOTRUN_MAX_DIMS);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_host_method_set_option(aotrun_host_method *m,
+                                            const aotrun_option *option) {
+  if (m == NULL || option == NULL || option->key == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "set_option: NULL method, option or key");
+  if (!AOTRUN_BACKEND_CAN(m->backend, set_option))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no set_option",
+                            m->backend->name);
+  aotrun_status s = m->backend->api->set_option(m->handle, option);
+  if (s == AOTRUN_OK) return s;
+  return aotrun_host_fail(aotrun_host_known_status(s),
+                          "backend '%s': set_option '%s' failed (%s): %s",
+                          m->backend->name, option->key,
+                          aotrun_status_string(s),
+                          plugin_error(m->backend, m->handle));
+}
+
+aotrun_status aotrun_host_method_swap_backend(aotrun_host_method *m,
+                                              const char *backend_name) {
+  if (m == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "swap_backend: NULL host method");
+  const aotrun_backend *b = NULL;
+  aotrun_status s = aotrun_registry_find(m->registry, backend_name, &b);
+  if (s != AOTRUN_OK) return s;
+  aotrun_method *fresh = NULL;
+  s = init_on(m, b, &fresh);
+  if (s != AOTRUN_OK) {
+    /* The old handle is untouched: the method keeps working. Copy the
+     * message first: it lives in the buffer we are about to rewrite. */
+    char why[AOTRUN_HOST_ERROR_SIZE];
+    snprintf(why, sizeof why, "%s", aotrun_host_last_error());
+    return aotrun_host_fail(s, "swap from '%s' to '%s' failed, still on "
+                               "'%s': %s",
+                            m->backend->name, backend_name, m->backend->name,
+                            why);
+  }
+  if (AOTRUN_BACKEND_CAN(m->backend, destroy))
+    m->backend->api->destroy(m->handle);
+  m->backend = b;
+  m->handle = fresh;
+  return AOTRUN_OK;
+}
+
+const aotrun_backend *aotrun_host_method_backend(const aotrun_host_method *m) {
+  return m->backend;
+}

@@ -1,0 +1,119 @@
+#!/bin/bash
+# test_cli.sh: runs the aotrun binary and checks exit codes and messages.
+# usage: test_cli.sh AOTRUN MINIMAL.so MINIMAL_B.so UNAVAILABLE.so \
+#                    NOT_A_PLUGIN.so PROGRAM/manifest.json
+set -u
+AOTRUN=$1 MIN=$2 MINB=$3 UNAV=$4 NOTPLUGIN=$5 PROGRAM=$(dirname "$6")
+TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM
+failures=0 checks=0
+
+# expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
+expect() {
+  local code=$1 pattern=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  checks=$((checks + 1))
+  if [[ $rc -ne $code ]] || ! grep -qF -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> rc $rc (want $code), output:"; echo "$out"
+    echo "  (wanted: $pattern)"
+    failures=$((failures + 1))
+  fi
+}
+
+# A float32 vector [1, 2, 3, 4] as .npy 1.0 (128-byte header).
+write_x() {
+  local h="{'descr': '$2', 'fortran_order': False, 'shape': (4,), }"
+  printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$h" > "$1"
+  printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' >> "$1"
+}
+write_x "$TMP/x.npy" '<f4'
+write_x "$TMP/x_i4.npy" '<i4'
+printf 'not an npy file' > "$TMP/bad.npy"
+
+# ---- usage errors: 1
+expect 1 "usage: aotrun COMMAND" "$AOTRUN"
+expect 0 "exit codes:" "$AOTRUN" --help
+expect 1 "unknown command 'frob'" "$AOTRUN" frob
+expect 1 "run: missing PROGRAM argument" "$AOTRUN" run
+expect 1 "run: unknown option '--bogus'" "$AOTRUN" run "$PROGRAM" --bogus x
+expect 1 "option --input needs a value" "$AOTRUN" run "$PROGRAM" --input
+expect 1 "--iterations needs an integer >= 1, got '0'" \
+  "$AOTRUN" bench "$PROGRAM" --iterations 0
+expect 1 "inspect: unexpected argument 'extra'" "$AOTRUN" inspect "$PROGRAM" extra
+expect 1 "plugins: unknown option '--input'" "$AOTRUN" plugins --input x
+
+# ---- plugin errors: 2
+expect 2 "does not export aotrun_plugin_get_api" "$AOTRUN" plugins --plugin "$NOTPLUGIN"
+expect 0 $'minimal\tABI 1.0\tavailable' "$AOTRUN" plugins --plugin "$MIN"
+expect 0 $'unavailable: no scaling hardware (test variant)' \
+  "$AOTRUN" plugins --plugin "$UNAV"
+expect 2 "cannot load plugin $PROGRAM/manifest.json" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$PROGRAM/manifest.json" --input "$TMP/x.npy"
+expect 2 "backend 'cuda' is not loaded (loaded: minimal)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --backend cuda --input "$TMP/x.npy"
+expect 2 "no available backend among 1 plugin(s)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$UNAV" --input "$TMP/x.npy"
+expect 2 "backend 'minimal_unavailable' is not available: no scaling" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$UNAV" --backend minimal_unavailable
+expect 2 "no plugin found" "$AOTRUN" run "$PROGRAM" --input "$TMP/x.npy"
+
+# ---- program / input errors: 3
+expect 3 "program directory $TMP/none: No such file" \
+  "$AOTRUN" run "$TMP/none" --plugin "$MIN"
+expect 3 "has no method 'nope'" "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --method nope
+expect 3 "method 'forward' takes 1 input(s), got 0" "$AOTRUN" run "$PROGRAM" --plugin "$MIN"
+expect 3 "input 0: $TMP/bad.npy is not a .npy file (bad magic)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/bad.npy"
+expect 3 "input 0 (x) is int32, the method takes float32" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x_i4.npy"
+expect 3 "cannot open $TMP/manifest.json" "$AOTRUN" inspect "$TMP"
+mkdir "$TMP/badprog"; echo '{"format": "other"}' > "$TMP/badprog/manifest.json"
+expect 3 "malformed manifest: $TMP/badprog/manifest.json: format is not" \
+  "$AOTRUN" inspect "$TMP/badprog"
+expect 3 "malformed manifest" "$AOTRUN" run "$TMP/badprog" --plugin "$MIN"
+mkdir "$TMP/nofactor"; cp "$PROGRAM/manifest.json" "$TMP/nofactor/"
+expect 3 "named data 'factor.txt' is not available" \
+  "$AOTRUN" run "$TMP/nofactor" --plugin "$MIN" --input "$TMP/x.npy"
+
+# ---- execution errors: 4
+mkdir "$TMP/bigfactor"; cp "$PROGRAM/manifest.json" "$TMP/bigfactor/"
+echo 1000 > "$TMP/bigfactor/factor.txt"
+expect 4 "init failed (not supported): factor out of range for backend minimal_b" \
+  "$AOTRUN" run "$TMP/bigfactor" --plugin "$MINB" --input "$TMP/x.npy"
+touch "$TMP/afile"
+expect 4 "cannot create output directory $TMP/afile" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/afile"
+
+# ---- success: 0
+expect 0 "input 0 x: float32 [n]" "$AOTRUN" inspect "$PROGRAM"
+expect 0 "output 0: float32 [4]" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/out"
+values=$(od -A n -t f4 -j 128 "$TMP/out/out0.npy" | tr -s ' ')
+checks=$((checks + 1))
+[[ "$values" == " 3 6 9 12" ]] || { echo "FAIL: out0.npy holds '$values'"; failures=$((failures + 1)); }
+# The first available backend wins; --backend picks another.
+expect 0 "backend minimal, method forward" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$UNAV" --plugin "$MIN" --plugin "$MINB" --input "$TMP/x.npy"
+expect 0 "backend minimal_b, method forward" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --plugin "$MINB" --backend minimal_b --input "$TMP/x.npy"
+expect 0 "p50 " "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --iterations 20 --warmup 2
+AOTRUN_EXAMPLE_PROGRAM=$PROGRAM expect 0 "output 0: float32 [2] = -3 -2.25" \
+  "$AOTRUN" demo --plugin "$MIN"
+expect 3 "no example program" "$AOTRUN" demo --plugin "$MIN"
+
+# ---- discovery: $AOTRUN_PLUGIN_PATH dirs and the binary's own directory
+mkdir "$TMP/plugdir"; cp "$MIN" "$TMP/plugdir/libaotrun_scale.so"
+echo "not a plugin" > "$TMP/plugdir/libaotrun_shim.so"  # must be skipped
+out=$(AOTRUN_PLUGIN_PATH="$TMP/plugdir:$MINB" "$AOTRUN" plugins 2>&1); rc=$?
+checks=$((checks + 1))
+if [[ $rc -ne 0 ]] || ! grep -q "^minimal	" <<<"$out" || ! grep -q "^minimal_b	" <<<"$out" \
+   || grep -q shim <<<"$out"; then
+  echo "FAIL: AOTRUN_PLUGIN_PATH listing (rc $rc):"; echo "$out"; failures=$((failures + 1))
+fi
+mkdir "$TMP/flat"; cp "$AOTRUN" "$TMP/flat/aotrun"; cp "$MIN" "$TMP/flat/libaotrun_scale.so"
+expect 0 "backend minimal, method forward" "$TMP/flat/aotrun" run "$PROGRAM" --input "$TMP/x.npy"
+
+echo "$((checks - failures)) of $checks CLI checks passed"
+[[ $failures -eq 0 ]]

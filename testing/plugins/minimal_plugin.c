@@ -1,0 +1,279 @@
+/*
+ * minimal_plugin.c: the smallest complete aotrun backend plugin, a "scale"
+ * backend (the example of docs/plugin-abi.md).
+ *
+ *   processed bytes  an ASCII float factor, e.g. "2.5". When they are not a
+ *                    number (e.g. a program manifest from `aotrun run`), the
+ *                    factor is read from the named data "factor.txt".
+ *   execute          y = x * factor + offset, one float32 rank-1 input and
+ *                    one float32 output in host memory.
+ *   options          "offset" (INT, added to every output) and "label"
+ *                    (STRING), per handle; method NULL sets the defaults
+ *                    for handles created afterwards.
+ *
+ * The test variants in testing/plugins/BUILD are built from this file with
+ * -D flags (MINIMAL_*); a real plugin would not have them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_api/aotrun_plugin.h"
+
+#ifndef MINIMAL_NAME
+#define MINIMAL_NAME "minimal"
+#endif
+#ifndef MINIMAL_BIAS /* the _b variant adds a bias so tests see who ran */
+#define MINIMAL_BIAS 0.0f
+#endif
+#ifndef MINIMAL_MAX_FACTOR /* the _b variant refuses large factors */
+#define MINIMAL_MAX_FACTOR 1e30
+#endif
+#ifndef MINIMAL_ABI_MAJOR
+#define MINIMAL_ABI_MAJOR AOTRUN_ABI_VERSION_MAJOR
+#endif
+#ifndef MINIMAL_ABI_MINOR
+#define MINIMAL_ABI_MINOR AOTRUN_ABI_VERSION_MINOR
+#endif
+
+#define LABEL_SIZE 64
+#define ERROR_SIZE 256
+
+struct aotrun_method {
+  float factor;
+  int64_t offset;
+  char label[LABEL_SIZE];
+  char error[ERROR_SIZE]; /* last_error(method) */
+};
+
+/* last_error(NULL): failed init (and backend-wide calls), per thread. */
+static _Thread_local char g_error[ERROR_SIZE];
+/* Backend-wide option defaults (set them before creating handles). */
+static int64_t g_offset;
+static char g_label[LABEL_SIZE] = MINIMAL_NAME;
+
+/* Records an error for `m` (NULL: this thread) and returns the code. */
+static aotrun_status fail(aotrun_method *m, aotrun_status code,
+                          const char *msg, const char *what) {
+  snprintf(m ? m->error : g_error, ERROR_SIZE, "%s%s", msg, what);
+  return code;
+}
+
+static const char *get_name(void) { return MINIMAL_NAME; }
+
+static int32_t is_available(char *reason, size_t reason_size) {
+#ifdef MINIMAL_UNAVAILABLE /* a variant that can never run */
+  snprintf(reason, reason_size, "no scaling hardware (test variant)");
+  return 0;
+#else
+  if (reason_size > 0) reason[0] = '\0';
+  return 1;
+#endif
+}
+
+/* Parses "2.5" (surrounding whitespace allowed) into *out. */
+static int parse_factor(const void *bytes, size_t size, float *out) {
+  char text[64], *end;
+  if (bytes == NULL || size == 0 || size >= sizeof text) return 0;
+  memcpy(text, bytes, size);
+  text[size] = '\0';
+  double v = strtod(text, &end);
+  while (*end == ' ' || *end == '\n') end++;
+  if (end == text || *end != '\0') return 0;
+  *out = (float)v;
+  return 1;
+}
+
+/* The factor from the named data "factor.txt" of the host. */
+static aotrun_status factor_from_host(const aotrun_host_api *host,
+                                      float *out) {
+  const void *data;
+  size_t size;
+  void *token;
+  if (host == NULL || host->get_named_data == NULL)
+    return fail(NULL, AOTRUN_ERR_INVALID_ARGUMENT,
+                "processed bytes are not a factor and the host serves no "
+                "named data", "");
+  aotrun_status s =
+      host->get_named_data(host->ctx, "factor.txt", &data, &size, &token);
+  if (s != AOTRUN_OK)
+    return fail(NULL, s, "processed bytes are not a factor and named data ",
+                "'factor.txt' is not available");
+  int ok = parse_factor(data, size, out);
+  host->release_named_data(host->ctx, token); /* we copied what we need */
+  return ok ? AOTRUN_OK
+            : fail(NULL, AOTRUN_ERR_INVALID_ARGUMENT,
+                   "named data 'factor.txt' is not a number", "");
+}
+
+static aotrun_status init(const aotrun_host_api *host, const void *processed,
+                          size_t processed_size, const aotrun_key_value *specs,
+                          size_t num_specs, aotrun_method **out) {
+  (void)specs; /* a scale needs no compile spec */
+  (void)num_specs;
+  *out = NULL;
+  float factor;
+  if (!parse_factor(processed, processed_size, &factor)) {
+    aotrun_status s = factor_from_host(host, &factor);
+    if (s != AOTRUN_OK) return s;
+  }
+  if (factor > MINIMAL_MAX_FACTOR || factor < -MINIMAL_MAX_FACTOR)
+    return fail(NULL, AOTRUN_ERR_NOT_SUPPORTED,
+                "factor out of range for backend ", MINIMAL_NAME);
+  aotrun_method *m = calloc(1, sizeof *m);
+  if (m == NULL)
+    return fail(NULL, AOTRUN_ERR_OUT_OF_MEMORY, "out of memory", "");
+  m->factor = factor;
+  m->offset = g_offset;
+  memcpy(m->label, g_label, LABEL_SIZE);
+  *out = m;
+  return AOTRUN_OK;
+}
+
+/* A host-memory, float32, rank-1, contiguous tensor? */
+static int is_host_f32_vector(const DLTensor *t) {
+  return t->device.device_type == kDLCPU && t->dtype.code == kDLFloat &&
+         t->dtype.bits == 32 && t->dtype.lanes == 1 && t->ndim == 1 &&
+         (t->strides == NULL || t->strides[0] == 1) && t->shape != NULL;
+}
+
+static aotrun_status execute(aotrun_method *m, const DLTensor *inputs,
+                             size_t num_inputs, DLTensor *outputs,
+                             size_t num_outputs) {
+  if (num_inputs != 1 || num_outputs != 1)
+    return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
+                "expected 1 input and 1 output", "");
+  const DLTensor *x = &inputs[0];
+  DLTensor *y = &outputs[0];
+  if (!is_host_f32_vector(x))
+    return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
+                "input 0 (x) must be a contiguous float32 vector in host "
+                "memory", "");
+  if (!is_host_f32_vector(y) || y->shape[0] < x->shape[0])
+    return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
+                "output 0 (y) must be a float32 host vector at least as long "
+                "as x", "");
+  const float *in = (const float *)((const char *)x->data + x->byte_offset);
+  float *o = (float *)((char *)y->data + y->byte_offset);
+  for (int64_t i = 0; i < x->shape[0]; i++)
+    o[i] = in[i] * m->factor + (float)m->offset + MINIMAL_BIAS;
+  y->shape[0] = x->shape[0]; /* the dynamic dim's actual size */
+  return AOTRUN_OK;
+}
+
+static void destroy(aotrun_method *m) { free(m); }
+
+static aotrun_status set_option(aotrun_method *m, const aotrun_option *opt) {
+  int64_t *offset = m ? &m->offset : &g_offset;
+  char *label = m ? m->label : g_label;
+  if (strcmp(opt->key, "offset") == 0) {
+    if (opt->type != AOTRUN_OPTION_INT)
+      return fail(m, AOTRUN_ERR_INVALID_ARGUMENT, "option 'offset' is INT",
+                  "");
+    *offset = opt->int_value;
+  } else if (strcmp(opt->key, "label") == 0) {
+    if (opt->type != AOTRUN_OPTION_STRING || opt->string_value == NULL)
+      return fail(m, AOTRUN_ERR_INVALID_ARGUMENT, "option 'label' is STRING",
+                  "");
+    snprintf(label, LABEL_SIZE, "%s", opt->string_value); /* we copy it */
+  } else {
+    return fail(m, AOTRUN_ERR_NOT_FOUND, "unknown option ", opt->key);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status get_option(aotrun_method *m, const char *key,
+                                aotrun_option *out) {
+  memset(out, 0, sizeof *out);
+  if (strcmp(key, "offset") == 0) {
+    out->key = "offset";
+    out->type = AOTRUN_OPTION_INT;
+    out->int_value = m ? m->offset : g_offset;
+  } else if (strcmp(key, "label") == 0) {
+    out->key = "label";
+    out->type = AOTRUN_OPTION_STRING;
+    out->string_value = m ? m->label : g_label; /* ours until next set */
+  } else {
+    return fail(m, AOTRUN_ERR_NOT_FOUND, "unknown option ", key);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status get_num_io(const aotrun_method *m, int32_t kind,
+                                size_t *count) {
+  (void)m;
+  (void)kind;
+  *count = 1; /* one input, one output */
+  return AOTRUN_OK;
+}
+
+static aotrun_status get_io_info(const aotrun_method *m, int32_t kind,
+                                 size_t index, aotrun_io_info *out) {
+  if (index != 0)
+    return fail((aotrun_method *)m, AOTRUN_ERR_NOT_FOUND,
+                "io index out of range (one input, one output)", "");
+  /* Fill only what the caller's struct holds (it may be an older one). */
+  aotrun_io_info info = {.struct_size = out->struct_size, .ndim = 1};
+  info.name = kind == AOTRUN_IO_INPUT ? "x" : "y";
+  info.dtype = (DLDataType){kDLFloat, 32, 1};
+  info.shape[0] = AOTRUN_DYNAMIC_DIM;
+  size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  memcpy(out, &info, n);
+  return AOTRUN_OK;
+}
+
+static const char *last_error(const aotrun_method *m) {
+  return m ? m->error : g_error;
+}
+
+#ifdef MINIMAL_EXTRA_MEMBER
+/* A member appended by a newer minor that this host may not know. */
+static const char *get_build_info(void) { return "minimal, newer minor"; }
+#endif
+
+#ifndef MINIMAL_STRUCT_SIZE /* variants that fake an older/smaller table */
+#define MINIMAL_STRUCT_SIZE sizeof kTable /* the whole table */
+#endif
+#ifndef MINIMAL_IO_INFO /* a variant leaves this required member NULL */
+#define MINIMAL_IO_INFO get_io_info
+#endif
+
+/* The table: v1.0 members, then (newer minor) the appended ones. */
+static const struct {
+  aotrun_backend_api api;
+#ifdef MINIMAL_EXTRA_MEMBER
+  const char *(*get_build_info)(void);
+#endif
+} kTable = {
+    .api =
+        {
+            .abi_version =
+                AOTRUN_MAKE_VERSION(MINIMAL_ABI_MAJOR, MINIMAL_ABI_MINOR),
+            .struct_size = (uint32_t)(MINIMAL_STRUCT_SIZE),
+            .get_name = get_name,
+            .is_available = is_available,
+            .init = init,
+            .execute = execute,
+            .destroy = destroy,
+            .set_option = set_option,
+            .get_option = get_option,
+            .get_num_io = get_num_io,
+            .get_io_info = MINIMAL_IO_INFO,
+            .last_error = last_error,
+        },
+#ifdef MINIMAL_EXTRA_MEMBER
+    .get_build_info = get_build_info,
+#endif
+};
+
+AOTRUN_DECLARE_PLUGIN_ENTRY {
+  *out = NULL;
+#ifndef MINIMAL_SKIP_VERSION_CHECK /* the _major2 variant trusts the host */
+  if (AOTRUN_VERSION_MAJOR(host_abi_version) != MINIMAL_ABI_MAJOR)
+    return AOTRUN_ERR_VERSION_MISMATCH;
+#else
+  (void)host_abi_version;
+#endif
+  *out = &kTable.api;
+  return AOTRUN_OK;
+}
