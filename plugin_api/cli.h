@@ -31,6 +31,8 @@ enum {
   CLI_OPT_OUTPUT_DIR = 1 << 4,
   CLI_OPT_ITERATIONS = 1 << 5,
   CLI_OPT_WARMUP = 1 << 6,
+  CLI_OPT_OPTION = 1 << 7, /* --option KEY=VALUE, backend-wide */
+  CLI_OPT_CALLS = 1 << 8,  /* --calls N: run N times (stateful models) */
 };
 
 typedef struct cli_options {
@@ -42,7 +44,9 @@ typedef struct cli_options {
   const char *backend;
   const char *method; /* default "forward" */
   const char *output_dir;
-  long iterations, warmup;
+  const char *options[CLI_MAX_LIST];
+  size_t num_options;
+  long iterations, warmup, calls;
 } cli_options;
 
 /* Parses argv[first..argc) accepting the `allowed` options and
@@ -102,6 +106,11 @@ int cli_fail(int code, const char *fmt, ...)
 /* Exit code for a failed backend call: bad program/input statuses map to
  * CLI_EXIT_PROGRAM, everything else to CLI_EXIT_EXECUTE. */
 int cli_exit_for_status(aotrun_status s);
+
+/* Applies each --option KEY=VALUE to `backend` (backend-wide, before init).
+ * VALUE "true"/"false" is a bool, a decimal integer an int, anything else a
+ * string. Returns a CLI exit code. */
+int cli_apply_options(const cli_options *opts, const aotrun_backend *backend);
 
 /* The directory holding the running binary ("" if unknown). */
 const char *cli_binary_dir(void);

@@ -33,7 +33,8 @@ static int time_runs(const cli_session *s, const cli_options *o,
 int cli_bench(int argc, char **argv) {
   cli_options o;
   unsigned allowed = CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
-                     CLI_OPT_INPUT | CLI_OPT_ITERATIONS | CLI_OPT_WARMUP;
+                     CLI_OPT_INPUT | CLI_OPT_ITERATIONS | CLI_OPT_WARMUP |
+                     CLI_OPT_OPTION;
   int rc = cli_parse(argc, argv, 2, allowed, 1, &o);
   if (rc != CLI_EXIT_OK) return rc;
   cli_session s;

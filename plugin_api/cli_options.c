@@ -30,7 +30,8 @@ static const struct {
     {"--plugin", CLI_OPT_PLUGIN},         {"--backend", CLI_OPT_BACKEND},
     {"--method", CLI_OPT_METHOD},         {"--input", CLI_OPT_INPUT},
     {"--output-dir", CLI_OPT_OUTPUT_DIR}, {"--iterations", CLI_OPT_ITERATIONS},
-    {"--warmup", CLI_OPT_WARMUP},
+    {"--warmup", CLI_OPT_WARMUP},         {"--option", CLI_OPT_OPTION},
+    {"--calls", CLI_OPT_CALLS},
 };
 
 static int parse_count(const char *opt, const char *text, long min,
@@ -64,6 +65,11 @@ static int store(cli_options *o, unsigned flag, const char *opt,
     case CLI_OPT_METHOD: o->method = v; return CLI_EXIT_OK;
     case CLI_OPT_OUTPUT_DIR: o->output_dir = v; return CLI_EXIT_OK;
     case CLI_OPT_ITERATIONS: return parse_count(opt, v, 1, &o->iterations);
+    case CLI_OPT_CALLS: return parse_count(opt, v, 1, &o->calls);
+    case CLI_OPT_OPTION:
+      if (strchr(v, '=') == NULL || v[0] == '=')
+        return cli_fail(CLI_EXIT_USAGE, "%s needs KEY=VALUE, got '%s'", opt, v);
+      return append(opt, o->options, &o->num_options, v);
     default: return parse_count(opt, v, 0, &o->warmup);
   }
 }
@@ -74,6 +80,7 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
   out->method = "forward";
   out->iterations = 100;
   out->warmup = 10;
+  out->calls = 1;
   const char *cmd = argv[first - 1];
   int seen_positional = 0;
   for (int i = first; i < argc; i++) {
@@ -100,5 +107,42 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
   }
   if (seen_positional < positionals)
     return cli_fail(CLI_EXIT_USAGE, "%s: missing PROGRAM argument", cmd);
+  return CLI_EXIT_OK;
+}
+
+/* Types VALUE: true/false -> bool, a decimal integer -> int, else string. */
+static void type_value(const char *v, aotrun_option *opt) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+    opt->type = AOTRUN_OPTION_BOOL;
+    opt->bool_value = v[0] == 't';
+  } else if (*v != '\0' && *end == '\0' && errno == 0) {
+    opt->type = AOTRUN_OPTION_INT;
+    opt->int_value = n;
+  } else {
+    opt->type = AOTRUN_OPTION_STRING;
+    opt->string_value = v;
+  }
+}
+
+int cli_apply_options(const cli_options *opts, const aotrun_backend *backend) {
+  for (size_t i = 0; i < opts->num_options; i++) {
+    char key[256];
+    const char *eq = strchr(opts->options[i], '=');
+    size_t n = (size_t)(eq - opts->options[i]);
+    if (n >= sizeof key)
+      return cli_fail(CLI_EXIT_USAGE, "--option key too long: '%s'",
+                      opts->options[i]);
+    memcpy(key, opts->options[i], n);
+    key[n] = '\0';
+    aotrun_option opt = {0};
+    opt.key = key;
+    type_value(eq + 1, &opt);
+    if (aotrun_backend_set_option(backend, &opt) != AOTRUN_OK)
+      return cli_fail(CLI_EXIT_USAGE, "--option %s: %s", opts->options[i],
+                      aotrun_host_last_error());
+  }
   return CLI_EXIT_OK;
 }

@@ -81,6 +81,7 @@ int cli_session_open(const cli_options *opts, cli_session *s) {
   memset(s, 0, sizeof *s);
   int rc = cli_load_plugins(opts, 0, &s->registry, NULL);
   if (rc == CLI_EXIT_OK) rc = pick_backend(opts, s);
+  if (rc == CLI_EXIT_OK) rc = cli_apply_options(opts, s->backend);
   if (rc == CLI_EXIT_OK &&
       aotrun_program_dir_open(opts->program, &s->dir) != AOTRUN_OK)
     rc = cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());

@@ -24,8 +24,10 @@ for log in bazel-testlogs/**/test.log; do
   p=$((p + ${n:-0})); f=$((f + ${m:-0})); s=$((s + ${k:-0}))
   # A binary that failed without a CMocka summary (crash, sh_test) counts once.
   if ! grep -q '^\[==========\]' "$log"; then
-    if grep -q '^PASS: ' "$log"; then p=$((p + $(grep -c '^PASS: ' "$log"))); fi
-    if grep -q '^FAIL: ' "$log"; then f=$((f + $(grep -c '^FAIL: ' "$log"))); fi
+    r=$(sed -n 's/^RESULT: \([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$log" | tail -1)
+    if [ -n "$r" ]; then
+      p=$((p + ${r% *})); f=$((f + ${r#* }))
+    fi
   fi
 done
 [ "$bazel_rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1   # build failure or crash

@@ -98,6 +98,23 @@ expect 0 "backend minimal, method forward" \
   "$AOTRUN" run "$PROGRAM" --plugin "$UNAV" --plugin "$MIN" --plugin "$MINB" --input "$TMP/x.npy"
 expect 0 "backend minimal_b, method forward" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --plugin "$MINB" --backend minimal_b --input "$TMP/x.npy"
+# --option KEY=VALUE is typed and applied backend-wide before init.
+expect 0 "output 0: float32 [4]" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --option offset=10 --output-dir "$TMP/outopt"
+values=$(od -A n -t f4 -j 128 "$TMP/outopt/out0.npy" | tr -s ' ')
+checks=$((checks + 1))
+[[ "$values" == " 13 16 19 22" ]] || { echo "FAIL: --option offset=10 gave '$values'"; failures=$((failures + 1)); }
+expect 1 "--option needs KEY=VALUE, got 'offset'" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --option offset
+expect 1 "--option nosuchkey=1:" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --option nosuchkey=1
+expect 1 "--option offset=abc:" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --option offset=abc
+# --calls N writes one folder per call.
+expect 0 "method forward, call 2" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --calls 3 --output-dir "$TMP/outcalls"
+checks=$((checks + 1))
+[[ -f "$TMP/outcalls/call0/out0.npy" && -f "$TMP/outcalls/call2/out0.npy" ]] || { echo "FAIL: --calls 3 did not write call0..call2"; failures=$((failures + 1)); }
 expect 0 "p50 " "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --iterations 20 --warmup 2
 AOTRUN_EXAMPLE_PROGRAM=$PROGRAM expect 0 "output 0: float32 [2] = -3 -2.25" \
   "$AOTRUN" demo --plugin "$MIN"
@@ -116,4 +133,6 @@ mkdir "$TMP/flat"; cp "$AOTRUN" "$TMP/flat/aotrun"; cp "$MIN" "$TMP/flat/libaotr
 expect 0 "backend minimal, method forward" "$TMP/flat/aotrun" run "$PROGRAM" --input "$TMP/x.npy"
 
 echo "$((checks - failures)) of $checks CLI checks passed"
+# Read by testing/run_tests.sh (shell tests have no CMocka summary).
+echo "RESULT: $((checks - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]
