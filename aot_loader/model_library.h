@@ -49,6 +49,8 @@ int aotrun_model_library_has_run_single_threaded(
     const aotrun_model_library *lib);
 /* Path of the temp file while the library is loaded (for tests and logs). */
 const char *aotrun_model_library_path(const aotrun_model_library *lib);
+/* The device string the container was created with. */
+const char *aotrun_model_library_device(const aotrun_model_library *lib);
 
 /* AOTRUN_ERR_NOT_SUPPORTED when the library lacks constant introspection. */
 aotrun_status aotrun_model_library_num_constants(
@@ -58,22 +60,38 @@ aotrun_status aotrun_model_library_constant_info(
     aotrun_error *err);
 
 /* Zero-copy hand-over of weight tensors (UpdateUserManagedConstantBufferPairs).
- * The container keeps aliases of the handles: pass non-owning views. */
+ * The container keeps aliases of the handles: pass non-owning views. Every
+ * constant that is not folded must be given exactly once, by internal name;
+ * an unknown, folded, duplicate or NULL entry is refused before the model
+ * sees any of them. The handles stay the caller's (borrowed for the call). */
 aotrun_status aotrun_model_library_set_user_managed_constants(
     aotrun_model_library *lib, const aotrun_constant_pair *pairs, size_t count,
     aotrun_error *err);
-/* The binary-blob path (GetConstantsBlobSize / UpdateConstantsFromBlob); call
- * at most once per library. */
+/* The binary-blob path (GetConstantsBlobSize / UpdateConstantsFromBlob); a
+ * second load is refused (2.11 would allocate again without freeing).
+ * load_constants_blob trusts that blob holds blob_size bytes; prefer the
+ * _sized variant, which checks it. */
 aotrun_status aotrun_model_library_blob_size(const aotrun_model_library *lib,
                                              uint64_t *size,
                                              aotrun_error *err);
 aotrun_status aotrun_model_library_load_constants_blob(
     aotrun_model_library *lib, const void *blob, aotrun_error *err);
+/* Same, refusing (InvalidArgument, both sizes named) a blob whose size is
+ * not blob_size. */
+aotrun_status aotrun_model_library_load_constants_blob_sized(
+    aotrun_model_library *lib, const void *blob, uint64_t size,
+    aotrun_error *err);
 
 /* Runs the model once (RunSingleThreaded when the library has it). inputs
  * are stolen by the model; outputs receive new references. Counts must equal
  * num_inputs/num_outputs or the call is refused before the model runs.
- * stream: a cudaStream_t (NULL for the default stream or for cpu models). */
+ * stream: a cudaStream_t (NULL for the default stream or for cpu models).
+ * Ownership: when the call is refused (bad counts, NULL arrays or handles:
+ * InvalidArgument) the inputs are untouched and still the caller's; once the
+ * model has been called they are consumed, whether it succeeds or not. On
+ * any failure every outputs[i] is NULL (partial outputs are deleted). A
+ * failure's message includes the shim's last error when there is one.
+ * Not thread-safe per library (RunSingleThreaded takes no lock). */
 aotrun_status aotrun_model_library_run(aotrun_model_library *lib,
                                        AtenTensorHandle *inputs,
                                        size_t num_inputs,

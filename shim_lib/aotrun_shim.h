@@ -65,13 +65,252 @@ typedef struct aotrun_shim_allocator {
   void (*free)(void *ctx, void *ptr, void *stream);
 } aotrun_shim_allocator;
 
-/* Installs *a for the calling thread (copied); NULL restores the default.
+/* Frees are stream-ordered on the stream that is current (for the tensor's
+ * device) on the thread that drops the last reference, at that moment:
+ * delete tensors inside the stream guard of the work that uses them, or
+ * synchronize first. Zero-byte tensors never call the allocator.
+ *
+ * Installs *a for the calling thread (copied); NULL (or a NULL alloc/free)
+ * restores the default.
  * Memory is freed through the allocator that allocated it (the tensor's
  * storage remembers it), so switching while tensors live is safe. */
 AOTRUN_SHIM_API void aotrun_shim_set_thread_allocator(
     const aotrun_shim_allocator *a);
 
 /* The rest of the ABI (every aoti_torch_* function) is declared below. */
+
+/* ---- aoti_torch_*: the ABI generated model code calls ----
+ * Every function returning AOTITorchError records a message through
+ * aotrun_shim_fail on failure. "returns new reference" outputs are handles
+ * the caller deletes with aoti_torch_delete_tensor_object. */
+
+/* C and C++ (.cu files include this header too). */
+#ifdef __cplusplus
+#define AOTRUN_SHIM_BOOL bool
+#define AOTRUN_SHIM_ALIGNAS(n) alignas(n)
+#else
+#define AOTRUN_SHIM_BOOL _Bool
+#define AOTRUN_SHIM_ALIGNAS(n) _Alignas(n)
+#endif
+
+struct CUDAGuardOpaque;
+typedef struct CUDAGuardOpaque *CUDAGuardHandle;
+struct DeviceGuardOpaque;
+typedef struct DeviceGuardOpaque *DeviceGuardHandle;
+struct StreamOpaque;
+typedef struct StreamOpaque *StreamHandle;
+struct AOTIProxyExecutorOpaque;
+typedef struct AOTIProxyExecutorOpaque *AOTIProxyExecutorHandle;
+
+/* c10::complex<float> / <double>: same size, alignment and by-value calling
+ * convention (SSE registers) as the C++ types. */
+typedef struct aotrun_complex64 {
+  AOTRUN_SHIM_ALIGNAS(8) float real;
+  float imag;
+} aotrun_complex64;
+typedef struct aotrun_complex128 {
+  AOTRUN_SHIM_ALIGNAS(16) double real;
+  double imag;
+} aotrun_complex128;
+/* c10::Half and c10::BFloat16 are 16-bit patterns. */
+typedef uint16_t aotrun_half_bits;
+typedef uint16_t aotrun_bfloat16_bits;
+
+/* Constants (DESIGN.md §2.3). */
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_cpu(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_cuda(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_meta(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_xpu(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_mps(void);
+AOTRUN_SHIM_API int32_t aoti_torch_device_type_privateuse1(void);
+
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e5m2(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e4m3fn(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e5m2fnuz(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float8_e4m3fnuz(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_bfloat16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_float64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint8(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_uint64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int8(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int16(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_int64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_bool(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_complex32(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_complex64(void);
+AOTRUN_SHIM_API int32_t aoti_torch_dtype_complex128(void);
+/* Bytes per element; 0 (and a recorded error) for an unknown dtype. */
+AOTRUN_SHIM_API size_t aoti_torch_dtype_element_size(int32_t dtype);
+
+AOTRUN_SHIM_API int32_t aoti_torch_layout_strided(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_coo(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_csr(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_csc(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_bsr(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_sparse_bsc(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout__mkldnn(void);
+AOTRUN_SHIM_API int32_t aoti_torch_layout_jagged(void);
+
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_contiguous_format(void);
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_channels_last(void);
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_channels_last_3d(void);
+AOTRUN_SHIM_API int32_t aoti_torch_memory_format_preserve_format(void);
+
+/* Single-element tensor -> scalar (any device; a CUDA read is a D2H copy
+ * ordered after the current stream, refused inside a graph capture). The
+ * value is converted from the tensor's dtype; a value that does not fit the
+ * requested type is an error. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_float16(AtenTensorHandle t, aotrun_half_bits *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_float32(AtenTensorHandle t, float *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_float64(AtenTensorHandle t, double *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint8(AtenTensorHandle t, uint8_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint16(AtenTensorHandle t, uint16_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint32(AtenTensorHandle t, uint32_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_uint64(AtenTensorHandle t, uint64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int8(AtenTensorHandle t, int8_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int16(AtenTensorHandle t, int16_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int32(AtenTensorHandle t, int32_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_int64(AtenTensorHandle t, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_bool(AtenTensorHandle t, AOTRUN_SHIM_BOOL *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_bfloat16(AtenTensorHandle t, aotrun_bfloat16_bits *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_item_complex64(AtenTensorHandle t, aotrun_complex64 *ret);
+
+/* Scalar -> new 0-d CPU tensor (as libtorch's at::scalar_tensor). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_float32(float v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_float64(double v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint8(uint8_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint16(uint16_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint32(uint32_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_uint64(uint64_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int8(int8_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int16(int16_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int32(int32_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_int64(int64_t v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_bool(AOTRUN_SHIM_BOOL v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_complex64(aotrun_complex64 v, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scalar_to_tensor_complex128(aotrun_complex128 v, AtenTensorHandle *ret);
+
+/* Thread-local grad mode (inference never records; kept for the ABI). */
+AOTRUN_SHIM_API AOTRUN_SHIM_BOOL aoti_torch_grad_mode_is_enabled(void);
+AOTRUN_SHIM_API void aoti_torch_grad_mode_set_enabled(AOTRUN_SHIM_BOOL enabled);
+
+/* Drops one reference; never fails, accepts NULL (runs in C++ destructors). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle t);
+
+/* Attributes. Pointers returned stay valid while the handle lives. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_data_ptr(AtenTensorHandle t, void **ret);
+/* Byte size of the tensor's storage. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle t, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_dim(AtenTensorHandle t, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_numel(AtenTensorHandle t, int64_t *ret);
+/* Storage byte size / element size of the tensor's dtype. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle t, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_sizes(AtenTensorHandle t, int64_t **ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_size(AtenTensorHandle t, int64_t d, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_strides(AtenTensorHandle t, int64_t **ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_stride(AtenTensorHandle t, int64_t d, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_dtype(AtenTensorHandle t, int32_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_device_type(AtenTensorHandle t, int32_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_device_index(AtenTensorHandle t, int32_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_layout(AtenTensorHandle t, int32_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle t, int64_t *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle t, AOTRUN_SHIM_BOOL *ret);
+/* *ret = 0 for a handle from new_uninitialized_tensor (NULL is an error). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_is_defined(AtenTensorHandle t, AOTRUN_SHIM_BOOL *ret);
+
+/* Creation. ndim 0 may come with NULL sizes/strides. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig, AtenTensorHandle *ret);
+/* A view of self's storage (self: storage offset 0) at offset_bytes. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch__alloc_from_pool(
+    AtenTensorHandle self, int64_t offset_bytes, int32_t dtype, int64_t ndim,
+    const int64_t *sizes, const int64_t *strides, AtenTensorHandle *ret);
+/* A view of self's storage; storage_offset is ADDED to self's offset. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch__reinterpret_tensor(
+    AtenTensorHandle self, int64_t ndim, const int64_t *sizes,
+    const int64_t *strides, int64_t storage_offset, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_empty_strided(
+    int64_t ndim, const int64_t *sizes, const int64_t *strides, int32_t dtype,
+    int32_t device_type, int32_t device_index, AtenTensorHandle *ret);
+/* Page-locked host memory (cudaMallocHost); device_type must be cpu. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_empty_strided_pinned(
+    int64_t ndim, const int64_t *sizes, const int64_t *strides, int32_t dtype,
+    int32_t device_type, int32_t device_index, AtenTensorHandle *ret);
+/* self's ndim, self's storage offset. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_as_strided(
+    AtenTensorHandle self, const int64_t *sizes, const int64_t *strides,
+    AtenTensorHandle *ret);
+/* Never owns data (data is the storage base; element 0 is at
+ * data + storage_offset * itemsize). data may be NULL only for a tensor
+ * with no elements. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_tensor_from_blob(
+    void *data, int64_t ndim, const int64_t *sizes, const int64_t *strides,
+    int64_t storage_offset, int32_t dtype, int32_t device_type,
+    int32_t device_index, AtenTensorHandle *ret);
+/* As above; layout must be strided, opaque metadata is ignored. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_tensor_from_blob_v2(
+    void *data, int64_t ndim, const int64_t *sizes, const int64_t *strides,
+    int64_t storage_offset, int32_t dtype, int32_t device_type,
+    int32_t device_index, AtenTensorHandle *ret, int32_t layout,
+    const uint8_t *opaque_metadata, int64_t opaque_metadata_size);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_new_uninitialized_tensor(AtenTensorHandle *ret);
+
+/* Copies. copy_ is dst first; src broadcasts to dst; any strides, dtype
+ * conversion between real dtypes, CPU<->CUDA in every direction. Copies
+ * touching host memory are refused inside a graph capture. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking);
+/* Deprecated libtorch spelling: src FIRST. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_tensor_copy_(AtenTensorHandle src, AtenTensorHandle dst);
+/* dst becomes an alias of src's tensor (both handles still deleted). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_assign_tensors(AtenTensorHandle src, AtenTensorHandle dst);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_assign_tensors_out(AtenTensorHandle src, AtenTensorHandle *ret_dst);
+/* preserve_format: dense tensors keep their strides, others get dense
+ * strides in the same dim order (libtorch's clone()). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle *ret);
+/* Copies the whole strided span, keeps sizes and strides, offset 0. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self, AtenTensorHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_zero_(AtenTensorHandle self);
+
+/* Diagnostics. */
+AOTRUN_SHIM_API void aoti_torch_print_tensor_handle(AtenTensorHandle self, const char *msg);
+AOTRUN_SHIM_API void aoti_torch_warn(const char *func, const char *file, uint32_t line, const char *msg);
+/* The only shim that aborts: C cannot throw (says so on stderr). */
+AOTRUN_SHIM_API void aoti_torch_check(AOTRUN_SHIM_BOOL cond, const char *func, const char *file, uint32_t line, const char *msg);
+/* There is no proxy executor: always fails with a message. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_proxy_executor_call_function(
+    AOTIProxyExecutorHandle proxy_executor, int extern_node_index,
+    int num_ints, int64_t *flatten_int_args, int num_tensors,
+    AtenTensorHandle *flatten_tensor_args);
+
+/* Guards and streams. The stream guard sets the thread's current stream for
+ * device_index and makes device_index current; delete restores both.
+ * Guards nest (delete in reverse order). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_cuda_stream_guard(void *stream, int32_t device_index, CUDAStreamGuardHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_cuda_guard(int32_t device_index, CUDAGuardHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_delete_cuda_guard(CUDAGuardHandle guard);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_guard_set_index(CUDAGuardHandle guard, int32_t device_index);
+/* device_index -1: the current device. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index, void **ret_stream);
+/* Device-generic spellings (CUDA is the only device with guards here). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_create_device_guard(int32_t device_index, DeviceGuardHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_delete_device_guard(DeviceGuardHandle guard);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_device_guard_set_index(DeviceGuardHandle guard, int32_t device_index);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_current_stream(int32_t device_index, StreamHandle *ret);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_delete_stream(StreamHandle stream);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_stream_id(StreamHandle stream, int64_t *ret_stream_id);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_get_current_device_index(int32_t *ret_device_index);
+
+/* Raw device memory on the current device, stream-ordered on the current
+ * stream through the thread's allocator; delete accepts only pointers from
+ * raw_alloc (NULL is a no-op). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_caching_allocator_raw_alloc(uint64_t nbytes, void **ret_ptr);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_caching_allocator_raw_delete(void *ptr);
+
 
 #ifdef __cplusplus
 }

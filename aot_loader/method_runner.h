@@ -1,0 +1,171 @@
+/*
+ * method_runner.h: load one method of a program and run it, on any device.
+ *
+ * Device-neutral core shared by the CPU reference plugin (device "cpu") and
+ * the CUDA backend (device "cuda:N"); the device is reached only through
+ * aotrun_runner_device_ops (copies, stream synchronisation, constant memory).
+ *
+ * create: parse the manifest, find the method, fetch its library through the
+ *   host's named data (released as soon as it is written to the temp file),
+ *   load it, fetch the weights file, bind the constants (method_weights; the
+ *   weights' bytes are released once bound), keep the declared io info.
+ * run: check inputs against the declared dtype, rank and static dims (and
+ *   symbols: the same symbol is the same size) BEFORE anything runs; create
+ *   FRESH input handles (the model steals them) over the caller's data or
+ *   over staged device copies of host data; run; copy the outputs into the
+ *   caller's DLTensors (host or device memory) after checking they fit;
+ *   write real sizes of dynamic dims into their shape arrays; delete the
+ *   output handles.
+ *
+ * The lower-level steps (run_handles, copy_outputs) are public for the CUDA
+ * graph path, which runs the model over its own static buffers and keeps the
+ * output handles of the captured graph.
+ *
+ * Destroy order (the container aliases the weight cache's memory): model
+ * library, then the method's weight references, then (private) cache.
+ */
+#ifndef AOTRUN_METHOD_RUNNER_H
+#define AOTRUN_METHOD_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include "aot_loader/aotrun_error.h"
+#include "aot_loader/weight_cache.h"
+#include "plugin_api/aotrun_plugin.h"
+#include "shim_lib/aotrun_shim.h"
+
+/* DLPack >= 0.8 codes that DLPack 0.6 lacks (bool; float8 from 1.1). */
+#define AOTRUN_DL_CODE_BOOL 6
+#define AOTRUN_DL_CODE_FLOAT8_E4M3FN 10
+#define AOTRUN_DL_CODE_FLOAT8_E4M3FNUZ 11
+#define AOTRUN_DL_CODE_FLOAT8_E5M2 12
+#define AOTRUN_DL_CODE_FLOAT8_E5M2FNUZ 13
+
+typedef enum aotrun_copy_kind {
+  AOTRUN_COPY_HOST_TO_DEVICE = 0,
+  AOTRUN_COPY_DEVICE_TO_HOST = 1,
+  AOTRUN_COPY_DEVICE_TO_DEVICE = 2,
+  AOTRUN_COPY_HOST_TO_HOST = 3,
+} aotrun_copy_kind;
+
+/* How the runner reaches its device. NULL members mean host memory:
+ * copy = memcpy, synchronize = nothing, memory = aotrun_host_device_ops(). */
+typedef struct aotrun_runner_device_ops {
+  void *ctx;
+  /* Queues a contiguous copy on stream. */
+  aotrun_status (*copy)(void *ctx, void *dst, const void *src, size_t bytes,
+                        aotrun_copy_kind kind, void *stream,
+                        aotrun_error *err);
+  /* Waits until everything queued on stream has finished. */
+  aotrun_status (*synchronize)(void *ctx, void *stream, aotrun_error *err);
+  /* Memory for constants on this device (the weight cache's cuda_ops).
+   * Borrowed; must outlive the runner. */
+  const aotrun_device_ops *memory;
+} aotrun_runner_device_ops;
+
+typedef struct aotrun_method_runner_config {
+  const aotrun_host_api *host; /* must outlive the runner */
+  const void *manifest;        /* manifest.json bytes, borrowed */
+  size_t manifest_size;
+  const char *method;          /* method name, copied */
+  const char *device;          /* "cpu", "cuda" or "cuda:N" */
+  aotrun_runner_device_ops ops;
+  /* The program's shared weight cache (borrowed; must outlive the runner)
+   * or NULL for a private one. */
+  aotrun_weight_cache *weight_cache;
+} aotrun_method_runner_config;
+
+typedef struct aotrun_method_runner aotrun_method_runner;
+
+aotrun_status aotrun_method_runner_create(
+    const aotrun_method_runner_config *config, aotrun_method_runner **out,
+    aotrun_error *err);
+/* Accepts NULL. */
+void aotrun_method_runner_destroy(aotrun_method_runner *runner);
+
+const char *aotrun_method_runner_method(const aotrun_method_runner *runner);
+/* The DLPack device of the model's memory ({kDLCPU,0} or {kDLCUDA,N}). */
+DLDevice aotrun_method_runner_device(const aotrun_method_runner *runner);
+int aotrun_method_runner_has_run_single_threaded(
+    const aotrun_method_runner *runner);
+
+/* get_num_io / get_io_info of the plugin ABI. */
+aotrun_status aotrun_method_runner_num_io(const aotrun_method_runner *runner,
+                                          int32_t kind, size_t *count,
+                                          aotrun_error *err);
+aotrun_status aotrun_method_runner_io_info(const aotrun_method_runner *runner,
+                                           int32_t kind, size_t index,
+                                           aotrun_io_info *out,
+                                           aotrun_error *err);
+
+/* Constants in host memory (manifest device "cpu"): such a method runs
+ * without a CUDA graph. constants_unlisted: the library could not list its
+ * constants, so what it keeps where is unknown. */
+size_t aotrun_method_runner_num_host_constants(
+    const aotrun_method_runner *runner);
+const char *aotrun_method_runner_host_constant(
+    const aotrun_method_runner *runner, size_t index);
+int aotrun_method_runner_constants_unlisted(
+    const aotrun_method_runner *runner);
+
+/* The declared-signature check: count, dtype, rank, static dims, symbols,
+ * device, data, contiguity. Messages name the input and both values:
+ * "input 0 (x) has size 5 in dim 1, expected 4". */
+aotrun_status aotrun_method_runner_check_inputs(
+    const aotrun_method_runner *runner, const DLTensor *inputs,
+    size_t num_inputs, aotrun_error *err);
+
+/* The whole call: check, stage, run, copy out, synchronise, delete. */
+aotrun_status aotrun_method_runner_run(aotrun_method_runner *runner,
+                                       const DLTensor *inputs,
+                                       size_t num_inputs, DLTensor *outputs,
+                                       size_t num_outputs, void *stream,
+                                       aotrun_error *err);
+
+/* Runs the model once over inputs that already live in the model's memory
+ * (fresh non-owning handles are made over them; nothing is staged or
+ * synchronised). On success outputs[] receive new references the caller
+ * deletes (aotrun_method_runner_delete_handles). */
+aotrun_status aotrun_method_runner_run_handles(aotrun_method_runner *runner,
+                                               const DLTensor *inputs,
+                                               size_t num_inputs,
+                                               AtenTensorHandle *outputs,
+                                               size_t num_outputs,
+                                               void *stream,
+                                               aotrun_error *err);
+
+/* Checks each model output fits the caller's DLTensor (dtype, rank, static
+ * dims equal, dynamic dims at most the caller's size), copies it there (any
+ * source strides), writes the real sizes into the caller's shape arrays and
+ * synchronises the stream. The handles stay the caller's. */
+aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *runner,
+                                                AtenTensorHandle *sources,
+                                                DLTensor *outputs,
+                                                size_t num_outputs,
+                                                void *stream,
+                                                aotrun_error *err);
+
+/* Deletes each non-NULL handle and sets it to NULL. */
+void aotrun_method_runner_delete_handles(AtenTensorHandle *handles, size_t n);
+
+/* The method name of compile specs ({"method", name}); "forward" when the
+ * specs name none. */
+aotrun_status aotrun_method_runner_spec_method(const aotrun_key_value *specs,
+                                               size_t num_specs,
+                                               const char **method,
+                                               aotrun_error *err);
+
+/* ---- DLPack dtypes <-> torch ScalarType ---- */
+
+/* 0 when the ScalarType has no DLPack spelling. */
+int aotrun_dl_dtype_from_scalar_type(int32_t scalar_type, DLDataType *out);
+/* -1 when the DLDataType is not a ScalarType. */
+int32_t aotrun_dl_dtype_to_scalar_type(DLDataType dtype);
+/* "float32", or "DLDataType{code 2, bits 24, lanes 1}"; written to buf. */
+const char *aotrun_dl_dtype_describe(DLDataType dtype, char *buf,
+                                     size_t size);
+
+#endif /* AOTRUN_METHOD_RUNNER_H */

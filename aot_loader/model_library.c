@@ -1,0 +1,248 @@
+/*
+ * model_library.c: one AOTInductor model library loaded from bytes (see
+ * model_library.h).
+ *
+ * Load order: check the bytes are a complete ELF shared library, make the
+ * shim (and libcudart for CUDA) global, write the bytes to a private temp
+ * file, dlopen it RTLD_NOW|RTLD_LOCAL (two models must not bind to each
+ * other's default-visibility C++ symbols), resolve the entry points, create
+ * the container with one model instance, read the input/output counts. Every
+ * failure undoes the steps already done, in reverse, through the same
+ * release() that destroy uses.
+ */
+#include "aot_loader/model_library.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aot_loader/container_api.h"
+#include "aot_loader/elf_check.h"
+#include "aot_loader/global_symbols.h"
+#include "aot_loader/model_library_internal.h"
+#include "aot_loader/temp_file.h"
+
+/* "cpu", "cuda" or "cuda:N" (N decimal, at most 9 digits). Sets *is_cuda. */
+static int valid_device(const char *device, int *is_cuda) {
+  *is_cuda = 0;
+  if (strcmp(device, "cpu") == 0) return 1;
+  if (strncmp(device, "cuda", 4) != 0) return 0;
+  *is_cuda = 1;
+  const char *p = device + 4;
+  if (*p == '\0') return 1;
+  if (*p++ != ':') return 0;
+  size_t digits = strspn(p, "0123456789");
+  return digits > 0 && digits <= 9 && p[digits] == '\0';
+}
+
+/* Undoes a (possibly partial) load: Delete the container, dlclose, remove
+ * the temp file, free. The order matters: the container's destructors run
+ * code inside the library, and the file must outlive the mapping only for
+ * tools that inspect it. */
+static void release(aotrun_model_library *lib) {
+  if (lib == NULL) return;
+  if (lib->container != NULL && lib->api.delete_container != NULL) {
+    if (lib->api.delete_container(lib->container) != AOTRUN_AOTI_SUCCESS)
+      fprintf(stderr,
+              "aotrun: AOTInductorModelContainerDelete failed for "
+              "%s (its memory may leak)\n",
+              lib->path ? lib->path : "a model library");
+    lib->container = NULL;
+  }
+  if (lib->dl != NULL) dlclose(lib->dl);
+  aotrun_temp_file_remove(lib->path);
+  free(lib);
+}
+
+/* See model_library_internal.h. The shim's message is the only detail we
+ * can get: 2.11 prints the model's own reason to stderr and returns 1. */
+aotrun_status aotrun_model_library_call_failed(const aotrun_model_library *lib,
+                                               aotrun_error *err,
+                                               aotrun_status code,
+                                               const char *entry,
+                                               aotrun_aoti_error rc) {
+  const char *shim = aotrun_global_symbols_shim_last_error();
+  const char *path = lib->path ? lib->path : "a model library";
+  if (shim[0] != '\0')
+    return aotrun_error_set(err, code, "%s returned %d for %s: %s", entry,
+                            (int)rc, path, shim);
+  return aotrun_error_set(err, code,
+                          "%s returned %d for %s (the model printed the "
+                          "reason to stderr)",
+                          entry, (int)rc, path);
+}
+
+/* Steps after the temp file exists: dlopen, resolve, create, count. */
+static aotrun_status open_library(aotrun_model_library *lib,
+                                  aotrun_error *err) {
+  lib->dl = dlopen(lib->path, RTLD_NOW | RTLD_LOCAL);
+  if (lib->dl == NULL) {
+    const char *why = dlerror();
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cannot dlopen model library %s: %s", lib->path,
+                            why ? why : "unknown error");
+  }
+  aotrun_status st =
+      aotrun_container_api_resolve(lib->dl, lib->path, &lib->api, err);
+  if (st != AOTRUN_OK) return st;
+  aotrun_global_symbols_shim_clear_error();
+  aotrun_aoti_error rc =
+      lib->api.create_with_device(&lib->container, 1, lib->device, NULL);
+  if (rc != AOTRUN_AOTI_SUCCESS) {
+    lib->container = NULL; /* never trust an out value on failure */
+    return aotrun_model_library_call_failed(
+        lib, err, AOTRUN_ERR_ACCESS_FAILED,
+        "AOTInductorModelContainerCreateWithDevice", rc);
+  }
+  if (lib->container == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
+                            "AOTInductorModelContainerCreateWithDevice "
+                            "returned no container for %s",
+                            lib->path);
+  rc = lib->api.get_num_inputs(lib->container, &lib->num_inputs);
+  if (rc != AOTRUN_AOTI_SUCCESS)
+    return aotrun_model_library_call_failed(
+        lib, err, AOTRUN_ERR_INTERNAL, "AOTInductorModelContainerGetNumInputs",
+        rc);
+  rc = lib->api.get_num_outputs(lib->container, &lib->num_outputs);
+  if (rc != AOTRUN_AOTI_SUCCESS)
+    return aotrun_model_library_call_failed(
+        lib, err, AOTRUN_ERR_INTERNAL, "AOTInductorModelContainerGetNumOutputs",
+        rc);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_model_library_load(const void *bytes, size_t size,
+                                        const char *device,
+                                        aotrun_model_library **out,
+                                        aotrun_error *err) {
+  if (out == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "model library load: out is NULL");
+  *out = NULL;
+  if (device == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "model library load: device is NULL");
+  int is_cuda = 0;
+  if (strlen(device) >= AOTRUN_DEVICE_MAX || !valid_device(device, &is_cuda))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "model library load: device \"%.*s\" is not "
+                            "\"cpu\", \"cuda\" or \"cuda:N\"",
+                            AOTRUN_DEVICE_MAX, device);
+  if (size == 0 || bytes == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "model library is empty (%zu bytes)", size);
+  aotrun_status st =
+      aotrun_elf_check_shared_library(bytes, size, "model library", err);
+  if (st != AOTRUN_OK) return st;
+  st = aotrun_global_symbols_ensure(is_cuda, err);
+  if (st != AOTRUN_OK) return aotrun_error_prefix(err, "loading model: ");
+
+  aotrun_model_library *lib = calloc(1, sizeof *lib);
+  if (lib == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory loading a model library");
+  snprintf(lib->device, sizeof lib->device, "%s", device);
+  st = aotrun_temp_file_create(bytes, size, "aotrun-model-", ".so", &lib->path,
+                               err);
+  if (st == AOTRUN_OK) st = open_library(lib, err);
+  if (st != AOTRUN_OK) {
+    release(lib);
+    return st;
+  }
+  *out = lib;
+  return AOTRUN_OK;
+}
+
+void aotrun_model_library_destroy(aotrun_model_library *lib) { release(lib); }
+
+size_t aotrun_model_library_num_inputs(const aotrun_model_library *lib) {
+  return lib ? lib->num_inputs : 0;
+}
+
+size_t aotrun_model_library_num_outputs(const aotrun_model_library *lib) {
+  return lib ? lib->num_outputs : 0;
+}
+
+int aotrun_model_library_has_run_single_threaded(
+    const aotrun_model_library *lib) {
+  return lib != NULL && lib->api.run_single_threaded != NULL;
+}
+
+const char *aotrun_model_library_path(const aotrun_model_library *lib) {
+  return lib ? lib->path : NULL;
+}
+
+const char *aotrun_model_library_device(const aotrun_model_library *lib) {
+  return lib ? lib->device : NULL;
+}
+
+/* ---- run ---- */
+
+/* Everything the model would throw on (a C++ exception across the C
+ * boundary kills the process) is refused here, before it runs. */
+static aotrun_status check_run_args(const aotrun_model_library *lib,
+                                    AtenTensorHandle *inputs, size_t num_inputs,
+                                    AtenTensorHandle *outputs,
+                                    size_t num_outputs, aotrun_error *err) {
+  if (lib == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "run: model library is NULL");
+  if (num_inputs != lib->num_inputs)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "run: %s takes %zu inputs, got %zu", lib->path,
+                            lib->num_inputs, num_inputs);
+  if (num_outputs != lib->num_outputs)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "run: %s returns %zu outputs, got room for %zu",
+                            lib->path, lib->num_outputs, num_outputs);
+  if ((num_inputs > 0 && inputs == NULL) ||
+      (num_outputs > 0 && outputs == NULL))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "run: %s array is NULL",
+                            inputs == NULL ? "input" : "output");
+  for (size_t i = 0; i < num_inputs; i++)
+    if (inputs[i] == NULL)
+      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                              "run: input %zu is a NULL tensor handle", i);
+  return AOTRUN_OK;
+}
+
+/* After a failed run, hand nothing back: delete any output the model had
+ * already written before it failed. */
+static void drop_outputs(AtenTensorHandle *outputs, size_t n) {
+  aotrun_delete_tensor_fn del = aotrun_global_symbols_shim_delete_tensor();
+  for (size_t i = 0; i < n; i++) {
+    if (outputs[i] != NULL && del != NULL) del(outputs[i]);
+    outputs[i] = NULL;
+  }
+}
+
+aotrun_status aotrun_model_library_run(aotrun_model_library *lib,
+                                       AtenTensorHandle *inputs,
+                                       size_t num_inputs,
+                                       AtenTensorHandle *outputs,
+                                       size_t num_outputs, void *stream,
+                                       aotrun_error *err) {
+  aotrun_status st =
+      check_run_args(lib, inputs, num_inputs, outputs, num_outputs, err);
+  if (st != AOTRUN_OK) return st;
+  for (size_t i = 0; i < num_outputs; i++) outputs[i] = NULL;
+  /* RunSingleThreaded: no lock and no completion event (Run's event breaks
+   * CUDA graph capture and blocks back-to-back calls). */
+  int single = lib->api.run_single_threaded != NULL;
+  aotrun_container_run_fn run =
+      single ? lib->api.run_single_threaded : lib->api.run;
+  aotrun_global_symbols_shim_clear_error();
+  aotrun_aoti_error rc = run(lib->container, inputs, num_inputs, outputs,
+                             num_outputs, stream, NULL);
+  if (rc == AOTRUN_AOTI_SUCCESS) return AOTRUN_OK;
+  drop_outputs(outputs, num_outputs);
+  return aotrun_model_library_call_failed(
+      lib, err, AOTRUN_ERR_INTERNAL,
+      single ? "AOTInductorModelContainerRunSingleThreaded"
+             : "AOTInductorModelContainerRun",
+      rc);
+}

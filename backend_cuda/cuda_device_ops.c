@@ -1,0 +1,97 @@
+/* cuda_device_ops.c: see cuda_device_ops.h. */
+#include "backend_cuda/cuda_device_ops.h"
+
+#include <cuda_runtime_api.h>
+
+static const char *kind_name(aotrun_copy_kind kind) {
+  switch (kind) {
+    case AOTRUN_COPY_HOST_TO_DEVICE: return "host to device";
+    case AOTRUN_COPY_DEVICE_TO_HOST: return "device to host";
+    case AOTRUN_COPY_DEVICE_TO_DEVICE: return "device to device";
+    default: return "host to host";
+  }
+}
+
+static enum cudaMemcpyKind cuda_kind(aotrun_copy_kind kind) {
+  switch (kind) {
+    case AOTRUN_COPY_HOST_TO_DEVICE: return cudaMemcpyHostToDevice;
+    case AOTRUN_COPY_DEVICE_TO_HOST: return cudaMemcpyDeviceToHost;
+    case AOTRUN_COPY_DEVICE_TO_DEVICE: return cudaMemcpyDeviceToDevice;
+    default: return cudaMemcpyHostToHost;
+  }
+}
+
+aotrun_status aotrun_cuda_copy(void *dst, const void *src, size_t bytes,
+                               aotrun_copy_kind kind, void *stream,
+                               aotrun_error *err) {
+  if (bytes == 0) return AOTRUN_OK;
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cuda_kind(kind),
+                                  (cudaStream_t)stream);
+  if (e != cudaSuccess)
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cudaMemcpyAsync (%zu bytes, %s) failed: %s",
+                            bytes, kind_name(kind), cudaGetErrorString(e));
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_cuda_synchronize(void *stream, aotrun_error *err) {
+  cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+  if (e != cudaSuccess)
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cudaStreamSynchronize failed: %s",
+                            cudaGetErrorString(e));
+  return AOTRUN_OK;
+}
+
+static aotrun_status runner_copy(void *ctx, void *dst, const void *src,
+                                 size_t bytes, aotrun_copy_kind kind,
+                                 void *stream, aotrun_error *err) {
+  (void)ctx;
+  return aotrun_cuda_copy(dst, src, bytes, kind, stream, err);
+}
+
+static aotrun_status runner_sync(void *ctx, void *stream, aotrun_error *err) {
+  (void)ctx;
+  return aotrun_cuda_synchronize(stream, err);
+}
+
+/* ---- constants' memory (weight cache: codes only, no messages) ---- */
+
+static aotrun_status mem_alloc(void *ctx, size_t bytes, void **ptr) {
+  (void)ctx;
+  *ptr = NULL;
+  if (cudaMalloc(ptr, bytes ? bytes : 1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    *ptr = NULL;
+    return AOTRUN_ERR_OUT_OF_MEMORY;
+  }
+  return AOTRUN_OK;
+}
+
+static void mem_free(void *ctx, void *ptr) {
+  (void)ctx;
+  if (ptr != NULL) (void)cudaFree(ptr);
+}
+
+static aotrun_status mem_upload(void *ctx, void *dst, const void *src,
+                                size_t bytes) {
+  (void)ctx;
+  if (bytes == 0) return AOTRUN_OK;
+  if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return AOTRUN_ERR_ACCESS_FAILED;
+  }
+  return AOTRUN_OK;
+}
+
+const aotrun_device_ops *aotrun_cuda_memory_ops(void) {
+  static const aotrun_device_ops kOps = {NULL, mem_alloc, mem_free,
+                                         mem_upload};
+  return &kOps;
+}
+
+aotrun_runner_device_ops aotrun_cuda_runner_ops(void) {
+  aotrun_runner_device_ops ops = {NULL, runner_copy, runner_sync,
+                                  aotrun_cuda_memory_ops()};
+  return ops;
+}

@@ -1,0 +1,206 @@
+/* cuda_graph_ops.c: see cuda_graph_ops.h. */
+#include "backend_cuda/cuda_graph_ops.h"
+
+#include <cuda_runtime_api.h>
+
+#include "backend_cuda/cuda_device_ops.h"
+#include "backend_cuda/graph_pool.h"
+
+#define C(ctx) ((aotrun_cuda_graph_ctx *)(ctx))
+
+static aotrun_status cuda_failed(aotrun_error *err, const char *what,
+                                 cudaError_t e) {
+  return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED, "%s failed: %s (%s)",
+                          what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+static aotrun_status run_direct(void *ctx, const DLTensor *in, size_t ni,
+                                DLTensor *out, size_t no, aotrun_error *err) {
+  return aotrun_method_runner_run(C(ctx)->runner, in, ni, out, no,
+                                  C(ctx)->stream, err);
+}
+
+static aotrun_status run_capture(void *ctx, const DLTensor *in, size_t ni,
+                                 AtenTensorHandle *out, size_t no,
+                                 aotrun_error *err) {
+  return aotrun_method_runner_run_handles(C(ctx)->runner, in, ni, out, no,
+                                          C(ctx)->stream, err);
+}
+
+static aotrun_status begin_capture(void *ctx, aotrun_error *err) {
+  cudaError_t e = cudaStreamBeginCapture((cudaStream_t)C(ctx)->stream,
+                                         cudaStreamCaptureModeRelaxed);
+  return e == cudaSuccess ? AOTRUN_OK
+                          : cuda_failed(err, "cudaStreamBeginCapture", e);
+}
+
+static aotrun_status end_capture(void *ctx, void **graph, aotrun_error *err) {
+  cudaGraph_t g = NULL;
+  cudaError_t e = cudaStreamEndCapture((cudaStream_t)C(ctx)->stream, &g);
+  *graph = g;
+  return e == cudaSuccess ? AOTRUN_OK
+                          : cuda_failed(err, "cudaStreamEndCapture", e);
+}
+
+static int is_capturing(void *ctx) {
+  enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing((cudaStream_t)C(ctx)->stream, &status) !=
+      cudaSuccess)
+    return 0;
+  return status != cudaStreamCaptureStatusNone;
+}
+
+static aotrun_status instantiate(void *ctx, void *graph, void **exec,
+                                 aotrun_error *err) {
+  (void)ctx;
+  cudaGraphExec_t x = NULL;
+  cudaError_t e = cudaGraphInstantiate(&x, (cudaGraph_t)graph, 0);
+  *exec = e == cudaSuccess ? x : NULL;
+  return e == cudaSuccess ? AOTRUN_OK
+                          : cuda_failed(err, "cudaGraphInstantiate", e);
+}
+
+static aotrun_status launch(void *ctx, void *exec, aotrun_error *err) {
+  cudaError_t e =
+      cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)C(ctx)->stream);
+  return e == cudaSuccess ? AOTRUN_OK : cuda_failed(err, "cudaGraphLaunch", e);
+}
+
+static aotrun_status synchronize(void *ctx, aotrun_error *err) {
+  return aotrun_cuda_synchronize(C(ctx)->stream, err);
+}
+
+static void destroy_graph(void *ctx, void *graph) {
+  (void)ctx;
+  if (graph != NULL) (void)cudaGraphDestroy((cudaGraph_t)graph);
+}
+
+static void destroy_exec(void *ctx, void *exec) {
+  (void)ctx;
+  if (exec != NULL) (void)cudaGraphExecDestroy((cudaGraphExec_t)exec);
+}
+
+static void clear_error(void *ctx) {
+  (void)ctx;
+  (void)cudaGetLastError();
+}
+
+static aotrun_status static_alloc(void *ctx, size_t bytes, void **ptr,
+                                  aotrun_error *err) {
+  (void)ctx;
+  cudaError_t e = cudaMalloc(ptr, bytes);
+  if (e != cudaSuccess) {
+    *ptr = NULL;
+    return cuda_failed(err, "cudaMalloc", e);
+  }
+  return AOTRUN_OK;
+}
+
+static void static_free(void *ctx, void *ptr) {
+  (void)ctx;
+  if (ptr != NULL) (void)cudaFree(ptr);
+}
+
+static size_t nbytes_of(const DLTensor *t) {
+  size_t n = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  for (int32_t d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
+  return n;
+}
+
+static aotrun_status copy_inputs(void *ctx, const DLTensor *in,
+                                 const DLTensor *st, size_t n,
+                                 aotrun_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    int host = in[i].device.device_type == kDLCPU ||
+               in[i].device.device_type == kDLCUDAHost;
+    const char *src = (const char *)in[i].data + in[i].byte_offset;
+    aotrun_status s = aotrun_cuda_copy(
+        st[i].data, src, nbytes_of(&in[i]),
+        host ? AOTRUN_COPY_HOST_TO_DEVICE : AOTRUN_COPY_DEVICE_TO_DEVICE,
+        C(ctx)->stream, err);
+    if (s != AOTRUN_OK) return aotrun_error_prefix(err, "input %zu: ", i);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status copy_outputs(void *ctx, AtenTensorHandle *src,
+                                  DLTensor *out, size_t n,
+                                  aotrun_error *err) {
+  return aotrun_method_runner_copy_outputs(C(ctx)->runner, src, out, n,
+                                           C(ctx)->stream, err);
+}
+
+static void delete_outputs(void *ctx, AtenTensorHandle *h, size_t n) {
+  (void)ctx;
+  aotrun_method_runner_delete_handles(h, n);
+}
+
+/* ---- the per-graph pool over cudaMalloc ---- */
+
+static void *raw_alloc(void *ctx, size_t bytes) {
+  (void)ctx;
+  void *p = NULL;
+  if (cudaMalloc(&p, bytes) != cudaSuccess) return NULL;
+  return p;
+}
+
+static void raw_free(void *ctx, void *ptr) {
+  (void)ctx;
+  (void)cudaFree(ptr);
+}
+
+static aotrun_status pool_create(void *ctx, void **pool, aotrun_error *err) {
+  (void)ctx;
+  static const aotrun_pool_raw_ops kRaw = {NULL, raw_alloc, raw_free};
+  aotrun_graph_pool *p = NULL;
+  aotrun_status st = aotrun_graph_pool_create(&kRaw, &p, err);
+  *pool = p;
+  return st;
+}
+
+static void pool_install(void *ctx, void *pool) {
+  (void)ctx;
+  if (pool == NULL) {
+    aotrun_shim_set_thread_allocator(NULL);
+    return;
+  }
+  aotrun_shim_allocator a = aotrun_graph_pool_allocator(pool);
+  aotrun_shim_set_thread_allocator(&a);
+}
+
+static void pool_destroy(void *ctx, void *pool) {
+  /* Replays may still be running on the stream. */
+  (void)cudaStreamSynchronize((cudaStream_t)C(ctx)->stream);
+  aotrun_graph_pool_destroy(pool);
+}
+
+static void log_message(void *ctx, int32_t level, const char *message) {
+  if (C(ctx)->log != NULL) C(ctx)->log(C(ctx)->log_ctx, level, message);
+}
+
+aotrun_graph_ops aotrun_cuda_graph_ops(aotrun_cuda_graph_ctx *ctx) {
+  aotrun_graph_ops ops = {
+      .ctx = ctx,
+      .run_direct = run_direct,
+      .run_capture = run_capture,
+      .begin_capture = begin_capture,
+      .end_capture = end_capture,
+      .is_capturing = is_capturing,
+      .instantiate = instantiate,
+      .launch = launch,
+      .synchronize = synchronize,
+      .destroy_graph = destroy_graph,
+      .destroy_exec = destroy_exec,
+      .clear_error = clear_error,
+      .static_alloc = static_alloc,
+      .static_free = static_free,
+      .copy_inputs = copy_inputs,
+      .copy_outputs = copy_outputs,
+      .delete_outputs = delete_outputs,
+      .pool_create = pool_create,
+      .pool_install = pool_install,
+      .pool_destroy = pool_destroy,
+      .log = log_message,
+  };
+  return ops;
+}

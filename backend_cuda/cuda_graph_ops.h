@@ -1,0 +1,24 @@
+/*
+ * cuda_graph_ops.h: the real implementation of the graph state machine's
+ * seam (aotrun_graph_ops) for one method handle: CUDA stream capture,
+ * graphs, static buffers, the per-graph pool, and the method runner.
+ */
+#ifndef AOTRUN_CUDA_GRAPH_OPS_H
+#define AOTRUN_CUDA_GRAPH_OPS_H
+
+#include <stdint.h>
+
+#include "aot_loader/method_runner.h"
+#include "backend_cuda/cuda_graph_state.h"
+
+typedef struct aotrun_cuda_graph_ctx {
+  aotrun_method_runner *runner;
+  void *stream; /* the method's cudaStream_t (updated if it changes) */
+  void *log_ctx;
+  void (*log)(void *log_ctx, int32_t level, const char *message);
+} aotrun_cuda_graph_ctx;
+
+/* The ops table with ctx as its context (ctx must outlive the state). */
+aotrun_graph_ops aotrun_cuda_graph_ops(aotrun_cuda_graph_ctx *ctx);
+
+#endif /* AOTRUN_CUDA_GRAPH_OPS_H */

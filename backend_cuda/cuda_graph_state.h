@@ -1,0 +1,204 @@
+/*
+ * cuda_graph_state.h: the CUDA graph state machine of one method handle
+ * (DESIGN.md §3.2, docs/cuda-graphs.md).
+ *
+ * Every CUDA call it makes goes through aotrun_graph_ops, a narrow seam of
+ * function pointers: the backend passes the real CUDA implementations
+ * (cuda_graph_ops.c), CPU tests pass fakes and drive every edge below.
+ *
+ * Phases and edges (the same diagram is in docs/cuda-graphs.md):
+ *
+ *                      enable (the method is named in
+ *                      enable_cuda_graph_for_method)
+ *   +------------+ ------------------------------------> +-------------------+
+ *   |  Disabled  |                                        |  Warmup           |
+ *   |            | <------------------------------------ |  (n normal calls  |
+ *   +------------+   disable (the option no longer       |   left; n = 3)    |
+ *    ^   ^   ^  ^    names it): release()                 +-------------------+
+ *    |   |   |  |                                           | successful normal
+ *    |   |   |  |  forbid (host-memory constant, constants   | call: n -= 1
+ *    |   |   |  +- unlisted, no RunSingleThreaded): never  | (a failed call
+ *    |   |   |     leaves Disabled, logged at Info          |  does not count)
+ *    |   |   |                                              v call with n == 0
+ *    |   |   |                       +------------------------------------------+
+ *    |   |   |                       | Capture (inside that one call)           |
+ *    |   |   |                       |  1 static buffers <- copy of the inputs  |
+ *    |   |   |                       |  2 pool_create                           |
+ *    |   |   |                       |  3 begin_capture (relaxed, own stream)   |
+ *    |   |   |                       |  4 pool_install; run_capture            |
+ *    |   |   |                       |    (RunSingleThreaded); pool_install(0) |
+ *    |   |   |                       |  5 end_capture -> graph                  |
+ *    |   |   |                       |  6 instantiate -> exec                   |
+ *    |   |   |                       |  7 launch (first launch)                 |
+ *    |   |   |                       |  8 synchronize                           |
+ *    |   |   |                       +------------------------------------------+
+ *    |   |   |  F1..F7: a step 1-7 fails: the graph never   |     |
+ *    |   |   +- ran. release(); graphs off; Info log; the ---+     |
+ *    |   |      SAME call runs once more without a graph         |
+ *    |   |      and its result is returned                       |
+ *    |   |                                                       |
+ *    |   |  F8: synchronize after the first launch fails: the    |
+ *    |   +- graph started running (state may have changed). -----+
+ *    |      release(); graphs off; Error log; the error is        |
+ *    |      returned, NO retry                                    | 8 ok: the pool and
+ *    |                                                            | the output handles
+ *    |                                                            | become the graph's
+ *    |                                                            v (commit)
+ *    |  disable: release()                               +-------------------+
+ *    +-------------------------------------------------- |  Replay           |
+ *                                                        |  check every input|
+ *          recapture (option "recapture"): release(),    |  vs captured shape|
+ *          clear captured shapes + static buffers,       |  -> copy inputs   |
+ *          Warmup with n = 1 (from Warmup, Replay or a   |  -> launch        |
+ *          failed capture's Disabled; not when forbidden)|  -> copy outputs  |
+ *                                                        +-------------------+
+ *     Replay self-edges: an input whose dtype, dim count or a size differs
+ *     from the capture call's -> AOTRUN_ERR_INVALID_ARGUMENT before any copy
+ *     ("input 0 has size 4 in dim 1, captured with 3", "input 0 has 3 dims,
+ *     captured with 4"); a failing copy or launch -> that error (Error log),
+ *     the graph is kept.
+ *
+ * release() is the ONE function that undoes a capture, used by every failure
+ * edge, by disable, by recapture and by destroy: it ends a capture still in
+ * progress (discarding its graph), uninstalls the pool, deletes the output
+ * handles, destroys exec and graph, destroys the pool (freeing its memory),
+ * frees the static buffers, forgets the captured shapes and clears CUDA's
+ * sticky last error (cudaGetLastError), then checks the stream has left
+ * capture mode.
+ *
+ * Calls on one state must be serialised (the plugin ABI's rule).
+ */
+#ifndef AOTRUN_CUDA_GRAPH_STATE_H
+#define AOTRUN_CUDA_GRAPH_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include "aot_loader/aotrun_error.h"
+#include "shim_lib/aotrun_shim.h"
+
+/* Normal calls before the first capture, and after a recapture request. */
+#define AOTRUN_GRAPH_WARMUP_CALLS 3
+#define AOTRUN_GRAPH_RECAPTURE_WARMUP_CALLS 1
+
+typedef enum aotrun_graph_phase {
+  AOTRUN_GRAPH_DISABLED = 0,
+  AOTRUN_GRAPH_WARMUP = 1,
+  AOTRUN_GRAPH_REPLAY = 2,
+} aotrun_graph_phase;
+
+/*
+ * The seam: every CUDA (and model) call the state machine makes. All members
+ * are required. Functions returning aotrun_status fill *err on failure.
+ */
+typedef struct aotrun_graph_ops {
+  void *ctx; /* first argument of every member */
+
+  /* A normal call without a graph (stage, run, copy outputs out). */
+  aotrun_status (*run_direct)(void *ctx, const DLTensor *inputs,
+                              size_t num_inputs, DLTensor *outputs,
+                              size_t num_outputs, aotrun_error *err);
+  /* The model run recorded into the capture: fresh input handles over the
+   * static buffers, RunSingleThreaded on the method's stream; on success
+   * outputs[] receive new references (their memory comes from the pool). */
+  aotrun_status (*run_capture)(void *ctx, const DLTensor *static_inputs,
+                               size_t num_inputs, AtenTensorHandle *outputs,
+                               size_t num_outputs, aotrun_error *err);
+
+  /* cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed). */
+  aotrun_status (*begin_capture)(void *ctx, aotrun_error *err);
+  /* cudaStreamEndCapture; *graph may be set even on failure. */
+  aotrun_status (*end_capture)(void *ctx, void **graph, aotrun_error *err);
+  /* cudaStreamIsCapturing != None. */
+  int (*is_capturing)(void *ctx);
+  aotrun_status (*instantiate)(void *ctx, void *graph, void **exec,
+                               aotrun_error *err);
+  aotrun_status (*launch)(void *ctx, void *exec, aotrun_error *err);
+  aotrun_status (*synchronize)(void *ctx, aotrun_error *err);
+  void (*destroy_graph)(void *ctx, void *graph);
+  void (*destroy_exec)(void *ctx, void *exec);
+  /* cudaGetLastError: clears the sticky per-thread error. */
+  void (*clear_error)(void *ctx);
+
+  /* Static device buffers for the captured inputs (cudaMalloc/cudaFree). */
+  aotrun_status (*static_alloc)(void *ctx, size_t bytes, void **ptr,
+                                aotrun_error *err);
+  void (*static_free)(void *ctx, void *ptr);
+  /* Queues inputs[i] -> static_inputs[i] (same dtype/shape, contiguous) on
+   * the method's stream. */
+  aotrun_status (*copy_inputs)(void *ctx, const DLTensor *inputs,
+                               const DLTensor *static_inputs, size_t n,
+                               aotrun_error *err);
+  /* Copies the graph's output tensors into the caller's outputs (checks
+   * they fit, writes dynamic sizes) and synchronises the stream. */
+  aotrun_status (*copy_outputs)(void *ctx, AtenTensorHandle *graph_outputs,
+                                DLTensor *outputs, size_t n,
+                                aotrun_error *err);
+  /* aoti_torch_delete_tensor_object on each non-NULL handle. */
+  void (*delete_outputs)(void *ctx, AtenTensorHandle *handles, size_t n);
+
+  /* The per-graph memory pool: created before the capture, installed as the
+   * thread's shim allocator while the model runs inside it (NULL
+   * uninstalls), destroyed (memory freed) by release(). */
+  aotrun_status (*pool_create)(void *ctx, void **pool, aotrun_error *err);
+  void (*pool_install)(void *ctx, void *pool);
+  void (*pool_destroy)(void *ctx, void *pool);
+
+  /* One log message (AOTRUN_LOG_*), borrowed for the call. */
+  void (*log)(void *ctx, int32_t level, const char *message);
+} aotrun_graph_ops;
+
+typedef struct aotrun_graph_state aotrun_graph_state;
+
+/* ops is copied; method_name (copied) appears in log messages; device is the
+ * device of the static buffers. Starts Disabled. */
+aotrun_status aotrun_graph_state_create(const aotrun_graph_ops *ops,
+                                        const char *method_name,
+                                        DLDevice device, size_t num_inputs,
+                                        size_t num_outputs,
+                                        aotrun_graph_state **out,
+                                        aotrun_error *err);
+/* release() and free. Accepts NULL. */
+void aotrun_graph_state_destroy(aotrun_graph_state *s);
+
+/* Turns graphs on (Disabled -> Warmup with 3 calls; no change when already
+ * on) or off (any phase -> Disabled through release()). A forbidden state
+ * stays Disabled (logged at Info with the reason); a state whose capture
+ * failed stays off until a recapture. */
+void aotrun_graph_state_set_enabled(aotrun_graph_state *s, int enabled);
+int aotrun_graph_state_enabled(const aotrun_graph_state *s);
+
+/* Disables graphs for good: reason (copied) says why, e.g. "it keeps
+ * constant 'pred' in host memory"; logged at Info. */
+void aotrun_graph_state_forbid(aotrun_graph_state *s, const char *reason);
+
+/* Recapture: release(), then Warmup with 1 call. AOTRUN_ERR_NOT_SUPPORTED
+ * when graphs are forbidden or not enabled for this method. */
+aotrun_status aotrun_graph_state_recapture(aotrun_graph_state *s,
+                                           aotrun_error *err);
+
+/* One call of the method. Inputs must already satisfy the method's declared
+ * signature (the method runner checks that first). */
+aotrun_status aotrun_graph_state_execute(aotrun_graph_state *s,
+                                         const DLTensor *inputs,
+                                         size_t num_inputs, DLTensor *outputs,
+                                         size_t num_outputs,
+                                         aotrun_error *err);
+
+/* Introspection (tests, logs). */
+aotrun_graph_phase aotrun_graph_state_phase(const aotrun_graph_state *s);
+const char *aotrun_graph_phase_name(aotrun_graph_phase phase);
+/* Normal calls left before the capture (Warmup only; else 0). */
+int aotrun_graph_state_warmup_left(const aotrun_graph_state *s);
+/* 1 while captured shapes / static buffers are held. */
+int aotrun_graph_state_has_capture(const aotrun_graph_state *s);
+/* How often release() found something to release; replays so far. */
+size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s);
+size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s);
+/* Why graphs are off ("" when they are not): the forbid reason or the
+ * failed capture's message. */
+const char *aotrun_graph_state_disabled_reason(const aotrun_graph_state *s);
+
+#endif /* AOTRUN_CUDA_GRAPH_STATE_H */

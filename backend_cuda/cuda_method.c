@@ -1,0 +1,255 @@
+/* cuda_method.c: see cuda_method.h. */
+#include "backend_cuda/cuda_method.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "aot_loader/method_runner.h"
+#include "backend_cuda/cuda_availability.h"
+#include "backend_cuda/cuda_device_ops.h"
+#include "backend_cuda/cuda_graph_ops.h"
+#include "backend_cuda/cuda_graph_policy.h"
+#include "backend_cuda/cuda_graph_state.h"
+#include "backend_cuda/cuda_stream.h"
+#include "backend_cuda/weight_registry.h"
+
+struct aotrun_method {
+  const aotrun_host_api *host;
+  int device;
+  char device_str[32];
+  aotrun_cuda_options opts;
+  aotrun_cuda_stream *stream;
+  aotrun_weight_registry_entry *weights; /* NULL: a private cache */
+  aotrun_method_runner *runner;
+  aotrun_cuda_graph_ctx graph_ctx;
+  aotrun_graph_state *graph;
+  aotrun_error err; /* last failed call */
+};
+
+/* The host's log, filtered by the handle's log_level. */
+static void method_log(void *ctx, int32_t level, const char *message) {
+  aotrun_method *m = ctx;
+  if (level < m->opts.log_level || m->host->log == NULL) return;
+  m->host->log(m->host->ctx, level, message);
+}
+
+/* "cuda" or "cuda:N" from the specs; cuda:0 when absent. */
+static aotrun_status spec_device(const aotrun_key_value *specs, size_t n,
+                                 int *device, aotrun_error *err) {
+  *device = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (specs[i].key == NULL || strcmp(specs[i].key, "device") != 0) continue;
+    const char *v = specs[i].value ? specs[i].value : "";
+    if (strcmp(v, "cuda") == 0) continue;
+    char *end = NULL;
+    long idx = strncmp(v, "cuda:", 5) == 0 ? strtol(v + 5, &end, 10) : -1;
+    if (end == NULL || end == v + 5 || *end != '\0' || idx < 0 || idx > 4096)
+      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                              "init: compile spec device \"%s\" is not "
+                              "\"cuda\" or \"cuda:N\"",
+                              v);
+    *device = (int)idx;
+  }
+  return AOTRUN_OK;
+}
+
+void aotrun_cuda_method_destroy(aotrun_method *m) {
+  if (m == NULL) return;
+  /* The graph's release() needs the runner (output handles) and stream. */
+  aotrun_graph_state_destroy(m->graph);
+  aotrun_method_runner_destroy(m->runner);
+  aotrun_weight_registry_release(m->weights);
+  aotrun_cuda_stream_release(m->stream);
+  free(m);
+}
+
+static aotrun_status make_runner(aotrun_method *m, const void *manifest,
+                                 size_t size, const char *method,
+                                 aotrun_error *err) {
+  aotrun_weight_cache *cache = NULL;
+  if (m->opts.share_weights) {
+    aotrun_status st = aotrun_weight_registry_acquire(
+        m->host, manifest, size, m->device, aotrun_cuda_memory_ops(),
+        &m->weights, &cache, err);
+    if (st != AOTRUN_OK) return st;
+  }
+  aotrun_method_runner_config config = {
+      .host = m->host,
+      .manifest = manifest,
+      .manifest_size = size,
+      .method = method,
+      .device = m->device_str,
+      .ops = aotrun_cuda_runner_ops(),
+      .weight_cache = cache,
+  };
+  return aotrun_method_runner_create(&config, &m->runner, err);
+}
+
+static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
+  m->graph_ctx = (aotrun_cuda_graph_ctx){
+      m->runner, aotrun_cuda_stream_handle(m->stream), m, method_log};
+  aotrun_graph_ops ops = aotrun_cuda_graph_ops(&m->graph_ctx);
+  size_t ni = 0, no = 0;
+  aotrun_method_runner_num_io(m->runner, AOTRUN_IO_INPUT, &ni, NULL);
+  aotrun_method_runner_num_io(m->runner, AOTRUN_IO_OUTPUT, &no, NULL);
+  const char *name = aotrun_method_runner_method(m->runner);
+  aotrun_status st = aotrun_graph_state_create(
+      &ops, name, (DLDevice){kDLCUDA, m->device}, ni, no, &m->graph, err);
+  if (st != AOTRUN_OK) return st;
+  char reason[512];
+  if (aotrun_cuda_graph_forbid_reason(m->runner, reason, sizeof reason))
+    aotrun_graph_state_forbid(m->graph, reason);
+  if (aotrun_cuda_method_list_contains(m->opts.graph_methods, name))
+    aotrun_graph_state_set_enabled(m->graph, 1);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
+                                        const void *manifest, size_t size,
+                                        const aotrun_key_value *specs,
+                                        size_t num_specs,
+                                        const aotrun_cuda_options *defaults,
+                                        aotrun_method **out,
+                                        aotrun_error *err) {
+  *out = NULL;
+  if (host == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "init: host is NULL");
+  const char *method = NULL;
+  int device = 0;
+  aotrun_status st =
+      aotrun_method_runner_spec_method(specs, num_specs, &method, err);
+  if (st == AOTRUN_OK) st = spec_device(specs, num_specs, &device, err);
+  if (st == AOTRUN_OK) st = aotrun_cuda_use_device(device, err);
+  if (st != AOTRUN_OK)
+    return aotrun_error_prefix(err, "init of method %s: ",
+                               method ? method : "?");
+  aotrun_method *m = calloc(1, sizeof *m);
+  if (m == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "init: out of memory");
+  m->host = host;
+  m->device = device;
+  snprintf(m->device_str, sizeof m->device_str, "cuda:%d", device);
+  m->opts = *defaults;
+  st = aotrun_cuda_stream_acquire(device, m->opts.shared_stream, &m->stream,
+                                  err);
+  if (st == AOTRUN_OK) st = make_runner(m, manifest, size, method, err);
+  if (st == AOTRUN_OK) st = make_graph_state(m, err);
+  if (st != AOTRUN_OK) {
+    aotrun_cuda_method_destroy(m);
+    return st;
+  }
+  *out = m;
+  return AOTRUN_OK;
+}
+
+/* Calls may come from any host thread: make the method's device current. */
+static aotrun_status use_device(aotrun_method *m) {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == m->device)
+    return AOTRUN_OK;
+  cudaError_t e = cudaSetDevice(m->device);
+  if (e == cudaSuccess) return AOTRUN_OK;
+  (void)cudaGetLastError();
+  return aotrun_error_set(&m->err, AOTRUN_ERR_ACCESS_FAILED,
+                          "cudaSetDevice(%d) failed: %s", m->device,
+                          cudaGetErrorString(e));
+}
+
+aotrun_status aotrun_cuda_method_execute(aotrun_method *m,
+                                         const DLTensor *inputs, size_t ni,
+                                         DLTensor *outputs, size_t no) {
+  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  aotrun_error_clear(&m->err);
+  aotrun_status st =
+      aotrun_method_runner_check_inputs(m->runner, inputs, ni, &m->err);
+  if (st == AOTRUN_OK) st = use_device(m);
+  if (st == AOTRUN_OK)
+    st = aotrun_graph_state_execute(m->graph, inputs, ni, outputs, no,
+                                    &m->err);
+  return st;
+}
+
+/* shared_stream on a live handle: later calls run on the other stream (a
+ * captured graph can be launched on any stream). */
+static aotrun_status switch_stream(aotrun_method *m, int shared) {
+  if (shared == aotrun_cuda_stream_is_shared(m->stream)) return AOTRUN_OK;
+  aotrun_cuda_stream *s = NULL;
+  aotrun_status st = aotrun_cuda_stream_acquire(m->device, shared, &s, &m->err);
+  if (st != AOTRUN_OK) return st;
+  aotrun_cuda_stream_release(m->stream); /* synchronises it first */
+  m->stream = s;
+  m->graph_ctx.stream = aotrun_cuda_stream_handle(s);
+  m->opts.shared_stream = shared;
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_cuda_method_set_option(aotrun_method *m,
+                                            const aotrun_option *opt) {
+  if (m == NULL || opt == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  aotrun_error_clear(&m->err);
+  aotrun_cuda_option_id id;
+  aotrun_status st =
+      aotrun_cuda_option_find(opt->key, opt->type, 1, 1, &id, &m->err);
+  if (st != AOTRUN_OK) return st;
+  const char *name = aotrun_method_runner_method(m->runner);
+  switch (id) {
+    case AOTRUN_CUDA_OPT_RECAPTURE:
+      return opt->bool_value
+                 ? aotrun_graph_state_recapture(m->graph, &m->err)
+                 : AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_SHARED_STREAM:
+      return switch_stream(m, opt->bool_value != 0);
+    case AOTRUN_CUDA_OPT_GRAPH_METHODS:
+      st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+      if (st == AOTRUN_OK)
+        aotrun_graph_state_set_enabled(
+            m->graph,
+            aotrun_cuda_method_list_contains(m->opts.graph_methods, name));
+      return st;
+    default:
+      return aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+  }
+}
+
+aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
+                                            aotrun_option *out) {
+  if (m == NULL || out == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  aotrun_error_clear(&m->err);
+  aotrun_cuda_option_id id;
+  aotrun_status st = aotrun_cuda_option_find(key, 0, 0, 1, &id, &m->err);
+  if (st != AOTRUN_OK) return st;
+  if (id == AOTRUN_CUDA_OPT_GRAPH_PHASE) {
+    memset(out, 0, sizeof *out);
+    out->key = aotrun_cuda_option_key(id);
+    out->type = AOTRUN_OPTION_STRING;
+    out->string_value =
+        aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
+    return AOTRUN_OK;
+  }
+  aotrun_cuda_options_read(&m->opts, id, out);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_cuda_method_num_io(const aotrun_method *m, int32_t kind,
+                                        size_t *count) {
+  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  return aotrun_method_runner_num_io(m->runner, kind, count,
+                                     (aotrun_error *)&m->err);
+}
+
+aotrun_status aotrun_cuda_method_io_info(const aotrun_method *m, int32_t kind,
+                                         size_t index, aotrun_io_info *out) {
+  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  return aotrun_method_runner_io_info(m->runner, kind, index, out,
+                                      (aotrun_error *)&m->err);
+}
+
+const char *aotrun_cuda_method_last_error(const aotrun_method *m) {
+  return m->err.message;
+}

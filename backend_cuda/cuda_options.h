@@ -1,0 +1,88 @@
+/*
+ * cuda_options.h: the CUDA backend's options (set_option / get_option):
+ * their keys and types, parsing and the values they hold. Pure C (no CUDA),
+ * so every rule is tested on the CPU.
+ *
+ *   key                            type    where         meaning
+ *   enable_cuda_graph_for_method   STRING  both          comma-separated
+ *        method names that use CUDA graphs ("forward, decode"; spaces
+ *        around names and empty items are ignored; "" for none)
+ *   shared_stream                  BOOL    both          methods share one
+ *        stream per device so they can hand tensors to each other
+ *        (default 0: a stream per method handle)
+ *   share_weights                  BOOL    backend-wide  methods of one
+ *        program share one weight cache (default 1); read on a method
+ *   log_level                      STRING  both          "debug", "info",
+ *        "warning" or "error": the least level sent to the host's log
+ *        (default "info")
+ *   recapture                      BOOL    method        true: drop the
+ *        method's CUDA graph, warm up one call and capture again
+ *   cuda_graph_phase               STRING  method, read  "Disabled",
+ *        "Warmup" or "Replay"
+ *
+ * Backend-wide values (method NULL) apply to handles created afterwards;
+ * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
+ * wrong type or value AOTRUN_ERR_INVALID_ARGUMENT, a key that does not apply
+ * where it is set AOTRUN_ERR_NOT_SUPPORTED; messages name the key and types.
+ */
+#ifndef AOTRUN_CUDA_OPTIONS_H
+#define AOTRUN_CUDA_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aot_loader/aotrun_error.h"
+#include "plugin_api/aotrun_plugin.h"
+
+typedef enum aotrun_cuda_option_id {
+  AOTRUN_CUDA_OPT_GRAPH_METHODS = 0,
+  AOTRUN_CUDA_OPT_SHARED_STREAM,
+  AOTRUN_CUDA_OPT_SHARE_WEIGHTS,
+  AOTRUN_CUDA_OPT_LOG_LEVEL,
+  AOTRUN_CUDA_OPT_RECAPTURE,
+  AOTRUN_CUDA_OPT_GRAPH_PHASE,
+  AOTRUN_CUDA_OPT_COUNT
+} aotrun_cuda_option_id;
+
+#define AOTRUN_CUDA_METHOD_LIST_MAX 1024
+
+/* The values a target (the backend, or one method handle) holds. */
+typedef struct aotrun_cuda_options {
+  char graph_methods[AOTRUN_CUDA_METHOD_LIST_MAX]; /* normalised "a,b" */
+  int32_t shared_stream;
+  int32_t share_weights;
+  int32_t log_level; /* AOTRUN_LOG_* */
+} aotrun_cuda_options;
+
+/* The defaults: no graphs, a stream per method, shared weights, info. */
+void aotrun_cuda_options_default(aotrun_cuda_options *o);
+
+/* Finds the key. for_method: 1 on a method handle, 0 backend-wide. Checks
+ * the key exists, applies there, and (when check_type) that type matches. */
+aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
+                                      int check_type, int for_method,
+                                      aotrun_cuda_option_id *id,
+                                      aotrun_error *err);
+const char *aotrun_cuda_option_key(aotrun_cuda_option_id id);
+int32_t aotrun_cuda_option_type(aotrun_cuda_option_id id);
+const char *aotrun_cuda_option_type_name(int32_t type);
+
+/* Stores a stored option's value (graph methods, streams, weights, log
+ * level) into *o; the others are actions the caller carries out. */
+aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
+                                        aotrun_cuda_option_id id,
+                                        const aotrun_option *option,
+                                        aotrun_error *err);
+/* Writes a stored option's value into *out (string owned by *o). */
+void aotrun_cuda_options_read(const aotrun_cuda_options *o,
+                              aotrun_cuda_option_id id, aotrun_option *out);
+
+/* Normalises a comma-separated method list: trims spaces and tabs, drops
+ * empty items, joins with ","; an item with inner spaces is an error. */
+aotrun_status aotrun_cuda_method_list_normalize(const char *in, char *out,
+                                                size_t out_size,
+                                                aotrun_error *err);
+/* 1 when the normalised list names method. */
+int aotrun_cuda_method_list_contains(const char *list, const char *method);
+
+#endif /* AOTRUN_CUDA_OPTIONS_H */

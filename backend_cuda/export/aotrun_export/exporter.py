@@ -1,0 +1,207 @@
+"""export_program: nn.Module methods -> an aotrun program directory
+(manifest.json, <method>.so, weights.safetensors; docs/program-format.md)."""
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import tempfile
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import __version__
+from .options import has_convolution, inductor_options
+from .program_meta import (ExportError, Weight, io_specs, method_constants,
+                           writes_buffers)
+from .pt2_package import read_package
+from .safetensors_writer import Entry, write_safetensors
+from .shim_check import check_shim_coverage, load_shim_exports, model_imports
+from .wrapper_constants import parse_wrapper_source
+
+WEIGHTS_FILE = "weights.safetensors"
+MANIFEST_FILE = "manifest.json"
+
+
+def method_module(fn):
+    """The nn.Module to export for `fn`: a module (its forward) or a bound
+    method of one. For a method other than forward, a module of a subclass
+    whose forward calls that method, sharing the original's parameters,
+    buffers and submodules (the same __dict__ entries), so FQNs are exactly
+    the original's ("l1.weight", no wrapper prefix): the compiled library
+    reports them through GetConstantOriginalFQN and two methods share
+    weights by FQN."""
+    import torch
+    if isinstance(fn, torch.nn.Module):
+        return fn
+    owner = getattr(fn, "__self__", None)
+    func = getattr(fn, "__func__", None)
+    if not isinstance(owner, torch.nn.Module) or func is None:
+        raise ExportError(f"{fn!r} is neither an nn.Module nor a bound method "
+                          "of one")
+    cls = type(owner)
+    if func is getattr(cls, "forward", None):
+        return owner
+
+    @functools.wraps(func)  # keeps the parameter names for input names
+    def forward(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+
+    sub = type(f"{cls.__name__}_{func.__name__}", (cls,), {
+        "forward": forward, "__module__": cls.__module__})
+    wrapper = sub.__new__(sub)
+    wrapper.__dict__.update(owner.__dict__)  # shares _parameters, _buffers...
+    return wrapper
+
+
+@contextlib.contextmanager
+def _attention_context(math: bool):
+    if not math:
+        yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    # The math backend decomposes SDPA into bmm + softmax: no fused
+    # attention shims needed.
+    with sdpa_kernel(SDPBackend.MATH):
+        yield
+
+
+def _normalize(spec):
+    if not isinstance(spec, (tuple, list)) or len(spec) not in (2, 3):
+        raise ExportError("each method is (callable, example_inputs) or "
+                          "(callable, example_inputs, example_kwargs)")
+    fn, args = spec[0], spec[1]
+    kwargs = spec[2] if len(spec) == 3 else None
+    if not isinstance(args, tuple):
+        args = tuple(args) if isinstance(args, list) else (args,)
+    return fn, args, kwargs or {}
+
+
+def _check_names(methods):
+    if not methods:
+        raise ExportError("no methods to export")
+    for name in methods:
+        if (not isinstance(name, str) or not name or "/" in name or
+                name.startswith(".") or name in ("manifest", "weights")):
+            raise ExportError(f"invalid method name {name!r}")
+
+
+def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
+                   attention_math, inductor_configs, strict, work_dir, log):
+    """torch.export + AOTInductor for one method. Returns (exported
+    program, PackageModel, notes)."""
+    import torch
+    module = method_module(fn)
+    with _attention_context(attention_math):
+        ep = torch.export.export(module, args, kwargs or None,
+                                 dynamic_shapes=dynamic_shapes, strict=strict)
+        opts, notes = inductor_options(
+            triton_gemm=triton_gemm, has_conv=has_convolution(ep),
+            writes_buffers=writes_buffers(ep), extra=inductor_configs)
+        for n in notes:
+            log(f"aotrun-export: method '{name}': {n}")
+        path = os.path.join(work_dir, f"{name}.pt2")
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=path, inductor_configs=opts)
+    return ep, read_package(path), notes
+
+
+def _entries(weights: Dict[str, Weight]) -> List[Entry]:
+    return [Entry(w.fqn, w.dtype, w.shape, w.data) for w in weights.values()]
+
+
+def export_program(methods: Dict[str, Sequence], out_dir: str, *,
+                   dynamic_shapes: Optional[Dict[str, object]] = None,
+                   triton_gemm: bool = False,
+                   shim_exports: Optional[Union[Iterable[str], set]] = None,
+                   attention_math: bool = True,
+                   inductor_configs: Optional[Dict] = None,
+                   strict: bool = False,
+                   keep_packages: bool = False,
+                   log: Callable[[str], None] = print) -> dict:
+    """Exports each method and writes the program directory `out_dir`.
+
+    methods: {"forward": (module_or_bound_method, example_args[, kwargs])}.
+    dynamic_shapes: {method: torch.export dynamic_shapes spec}.
+    triton_gemm: GEMMs as autotuned Triton kernels (else cuBLAS via the shim).
+    shim_exports: paths of libaotrun_shim.so and/or text files of exported
+      names (or a set of names); each library is checked against them and
+      MissingShimFunctions lists what is missing. None: not checked.
+    Returns the manifest dict. Nothing is left in out_dir on failure.
+    """
+    import torch
+    _check_names(methods)
+    dynamic_shapes = dynamic_shapes or {}
+    unknown = set(dynamic_shapes) - set(methods)
+    if unknown:
+        raise ExportError(f"dynamic_shapes names unknown methods: "
+                          f"{sorted(unknown)}")
+    exports = None
+    if shim_exports is not None:
+        exports = (set(shim_exports) if isinstance(shim_exports, set)
+                   else load_shim_exports(shim_exports))
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    os.makedirs(parent, exist_ok=True)
+    stage = tempfile.mkdtemp(prefix=".aotrun-export-", dir=parent)
+    work = tempfile.mkdtemp(prefix="aotrun-export-pt2-")
+    try:
+        manifest = {"format": "aotrun-program", "format_version": 1,
+                    "producer": f"aotrun-export {__version__} "
+                                f"(torch {torch.__version__})",
+                    "methods": {}}
+        weights: Dict[str, Weight] = {}
+        for name, spec in methods.items():
+            fn, args, kwargs = _normalize(spec)
+            ep, pkg, notes = compile_method(
+                name, fn, args, kwargs,
+                dynamic_shapes=dynamic_shapes.get(name),
+                triton_gemm=triton_gemm, attention_math=attention_math,
+                inductor_configs=inductor_configs, strict=strict,
+                work_dir=work, log=log)
+            manifest["methods"][name] = _method_entry(
+                name, ep, pkg, stage, weights, notes, exports)
+        if weights:
+            manifest["weights"] = WEIGHTS_FILE
+            write_safetensors(os.path.join(stage, WEIGHTS_FILE),
+                              _entries(weights), {"format": "pt"})
+        with open(os.path.join(stage, MANIFEST_FILE), "w") as f:
+            json.dump(manifest, f, indent=2)
+            f.write("\n")
+        _publish(stage, out_dir)
+        if keep_packages:
+            for p in os.listdir(work):
+                shutil.copy(os.path.join(work, p), out_dir)
+        return manifest
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _method_entry(name, ep, pkg, stage, weights, notes, exports):
+    lib = f"{name}.so"
+    lib_path = os.path.join(stage, lib)
+    with open(lib_path, "wb") as f:
+        f.write(pkg.library)
+    os.chmod(lib_path, 0o755)
+    imports = (check_shim_coverage(lib_path, exports, name)
+               if exports is not None else model_imports(lib_path))
+    winfo = parse_wrapper_source(pkg.wrapper_cpp, f"{name}: wrapper.cpp")
+    inputs, outputs = io_specs(ep)
+    if len(inputs) != winfo.num_inputs or len(outputs) != winfo.num_outputs:
+        raise ExportError(
+            f"method '{name}': the exported program has {len(inputs)} inputs "
+            f"and {len(outputs)} outputs, the compiled library "
+            f"{winfo.num_inputs} and {winfo.num_outputs}")
+    constants = method_constants(name, ep, winfo, pkg.weights_blob, weights,
+                                 notes)
+    entry = {"library": lib, "inputs": inputs, "outputs": outputs,
+             "constants": constants, "aoti_torch_imports": imports}
+    if notes:
+        entry["notes"] = notes
+    return entry
+
+
+def _publish(stage: str, out_dir: str) -> None:
+    """Moves the staged files into out_dir (created if needed)."""
+    os.makedirs(out_dir, exist_ok=True)
+    for f in os.listdir(stage):
+        os.replace(os.path.join(stage, f), os.path.join(out_dir, f))

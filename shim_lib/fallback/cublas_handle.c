@@ -1,0 +1,161 @@
+/* cublas_handle.c: per-(thread, device) cuBLAS handles and per-(device,
+ * stream) workspaces (see cublas_handle.h). */
+#include "shim_lib/fallback/cublas_handle.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+
+/* cuBLAS recommends 32 MiB of workspace on Hopper (4 MiB elsewhere). */
+#define AOTRUN_FB_CUBLAS_WORKSPACE ((size_t)32 << 20)
+#define AOTRUN_FB_MAX_DEVICES 64
+/* Streams that get their own workspace; later ones run without one. */
+#define AOTRUN_FB_MAX_WORKSPACES 64
+
+/* ---- handles: one per (thread, device); cuBLAS handles are not safe to
+ * share between threads. They live on the heap so the pthread key
+ * destructor can release them when the thread exits. ---- */
+
+static _Thread_local cublasHandle_t *tls_handles;
+static pthread_key_t handles_key;
+static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
+static int handles_key_ok;
+
+static void destroy_handles(void *p) {
+  cublasHandle_t *handles = (cublasHandle_t *)p;
+  int previous = 0;
+  int have_previous = cudaGetDevice(&previous) == cudaSuccess;
+  for (int d = 0; d < AOTRUN_FB_MAX_DEVICES; d++) {
+    if (handles[d] == NULL) continue;
+    if (cudaSetDevice(d) == cudaSuccess) cublasDestroy(handles[d]);
+  }
+  if (have_previous) cudaSetDevice(previous);
+  free(handles);
+}
+
+static void make_key(void) {
+  handles_key_ok = pthread_key_create(&handles_key, destroy_handles) == 0;
+}
+
+static cublasHandle_t *thread_handles(void) {
+  if (tls_handles != NULL) return tls_handles;
+  pthread_once(&handles_once, make_key);
+  cublasHandle_t *handles = calloc(AOTRUN_FB_MAX_DEVICES, sizeof *handles);
+  if (handles == NULL) return NULL;
+  if (handles_key_ok) pthread_setspecific(handles_key, handles);
+  tls_handles = handles;
+  return handles;
+}
+
+static AOTITorchError thread_handle(const char *op, int32_t device,
+                                    cublasHandle_t *out) {
+  cublasHandle_t *handles = thread_handles();
+  if (handles == NULL)
+    return aotrun_shim_fail("%s: out of host memory for the cuBLAS handles",
+                            op);
+  if (handles[device] == NULL) {
+    cublasStatus_t st = cublasCreate(&handles[device]);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      handles[device] = NULL;
+      return aotrun_shim_fail("%s: cublasCreate on cuda:%d failed: %s", op,
+                              (int)device, cublasGetStatusString(st));
+    }
+    /* Full-precision float32 like eager torch (no TF32 tensor-op math). */
+    cublasSetMathMode(handles[device], CUBLAS_DEFAULT_MATH);
+  }
+  *out = handles[device];
+  return AOTI_TORCH_SUCCESS;
+}
+
+/* ---- workspaces: one per (device, stream), shared by all threads. Work on
+ * one stream runs in order, so GEMMs from several threads on the same
+ * stream never use a workspace at the same time, while GEMMs on different
+ * streams (several methods run by one thread) each get their own. Allocated
+ * once with cudaMalloc and kept for the process's life. ---- */
+
+typedef struct workspace {
+  int32_t device;
+  cudaStream_t stream;
+  void *ptr;
+} workspace;
+
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static workspace ws_table[AOTRUN_FB_MAX_WORKSPACES];
+static int ws_count;
+
+/* *ptr = the stream's workspace, or NULL (run without one) when the table
+ * is full. Fails only when cudaMalloc does. */
+static AOTITorchError stream_workspace(const char *op, int32_t device,
+                                       cudaStream_t stream, void **ptr) {
+  AOTITorchError err = AOTI_TORCH_SUCCESS;
+  *ptr = NULL;
+  pthread_mutex_lock(&ws_lock);
+  for (int i = 0; i < ws_count; i++) {
+    if (ws_table[i].device == device && ws_table[i].stream == stream) {
+      *ptr = ws_table[i].ptr;
+      pthread_mutex_unlock(&ws_lock);
+      return AOTI_TORCH_SUCCESS;
+    }
+  }
+  if (ws_count < AOTRUN_FB_MAX_WORKSPACES) {
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, AOTRUN_FB_CUBLAS_WORKSPACE);
+    if (e == cudaSuccess) {
+      ws_table[ws_count++] = (workspace){device, stream, p};
+      *ptr = p;
+    } else {
+      err = aotrun_shim_fail(
+          "%s: cannot allocate the %zu-byte cuBLAS workspace on cuda:%d: %s",
+          op, AOTRUN_FB_CUBLAS_WORKSPACE, (int)device, cudaGetErrorString(e));
+    }
+  }
+  pthread_mutex_unlock(&ws_lock);
+  return err;
+}
+
+AOTITorchError aotrun_fb_cublas_acquire(const char *op, int32_t device,
+                                        cudaStream_t stream,
+                                        cublasHandle_t *handle) {
+  if (device < 0 || device >= AOTRUN_FB_MAX_DEVICES)
+    return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
+                            (int)device, AOTRUN_FB_MAX_DEVICES - 1);
+  cublasHandle_t h = NULL;
+  void *ws = NULL;
+  AOTITorchError err = thread_handle(op, device, &h);
+  if (!err) err = stream_workspace(op, device, stream, &ws);
+  if (err) return err;
+  /* cublasSetStream resets the workspace to cuBLAS's own pool, so ours is
+   * set again after it on every call. A NULL/0 workspace makes cuBLAS use
+   * none (slower algorithms, still no allocation during a capture). */
+  cublasStatus_t st = cublasSetStream(h, stream);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasSetWorkspace(h, ws, ws ? AOTRUN_FB_CUBLAS_WORKSPACE : 0);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return aotrun_shim_fail(
+        "%s: cannot bind the cuBLAS handle to the stream: %s", op,
+        cublasGetStatusString(st));
+  *handle = h;
+  return AOTI_TORCH_SUCCESS;
+}
+
+AOTITorchError aotrun_fb_device_enter(const char *op, int32_t device,
+                                      aotrun_fb_device_scope *scope) {
+  scope->changed = 0;
+  cudaError_t e = cudaGetDevice(&scope->previous);
+  if (e != cudaSuccess)
+    return aotrun_shim_fail("%s: cudaGetDevice failed: %s", op,
+                            cudaGetErrorString(e));
+  if (scope->previous == device) return AOTI_TORCH_SUCCESS;
+  e = cudaSetDevice(device);
+  if (e != cudaSuccess)
+    return aotrun_shim_fail("%s: cudaSetDevice(%d) failed: %s", op,
+                            (int)device, cudaGetErrorString(e));
+  scope->changed = 1;
+  return AOTI_TORCH_SUCCESS;
+}
+
+void aotrun_fb_device_leave(aotrun_fb_device_scope *scope) {
+  if (scope->changed) cudaSetDevice(scope->previous);
+  scope->changed = 0;
+}

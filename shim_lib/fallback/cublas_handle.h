@@ -1,0 +1,33 @@
+/*
+ * cublas_handle.h: one cuBLAS handle per (thread, device), created lazily and
+ * kept for the thread's life, and one preallocated workspace per (device,
+ * stream), so GEMMs queued during a CUDA graph capture never make cuBLAS
+ * allocate and GEMMs on different streams never share scratch memory.
+ * The first GEMM of a thread (handle) and of a stream (workspace) should
+ * run outside a capture: creating them calls cudaMalloc.
+ */
+#ifndef AOTRUN_FALLBACK_CUBLAS_HANDLE_H
+#define AOTRUN_FALLBACK_CUBLAS_HANDLE_H
+
+#include <cublas_v2.h>
+
+#include "shim_lib/fallback/fallback_tensor.h"
+
+/* Returns the calling thread's handle for `device` (which must be the
+ * current CUDA device), bound to `stream` and to its workspace. */
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cublas_acquire(
+    const char *op, int32_t device, cudaStream_t stream,
+    cublasHandle_t *handle);
+
+/* Device switching for the duration of one op: makes `device` current and
+ * remembers the previous one. */
+typedef struct aotrun_fb_device_scope {
+  int previous;
+  int changed;
+} aotrun_fb_device_scope;
+
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_device_enter(
+    const char *op, int32_t device, aotrun_fb_device_scope *scope);
+AOTRUN_FB_HIDDEN void aotrun_fb_device_leave(aotrun_fb_device_scope *scope);
+
+#endif /* AOTRUN_FALLBACK_CUBLAS_HANDLE_H */

@@ -1,0 +1,413 @@
+/*
+ * gpu_check.c: aotrun_gpu_check, the GPU test binary of the CUDA backend's
+ * CUDA graph behaviour. Runs on the GPU machine against a PROGRAM directory
+ * exported there by torch; exits 77 (skip) with the reason when no GPU.
+ *
+ *   aotrun_gpu_check PLUGIN.so PROGRAM_DIR MODE [flags]
+ *   MODE   replay  graphs on; --calls calls (>= 6); calls 1-3 must leave the
+ *                  phase Warmup, call 4 onwards Replay; outputs checked
+ *                  against --expected on every call
+ *          shape   as replay for 4 calls, then input K viewed with
+ *                  --reshape (same bytes, other shape) must be refused with
+ *                  "input K has size A in dim D, captured with B"; a
+ *                  correct call still works afterwards
+ *          retry   graphs on; a model that cannot be captured (mask index /
+ *                  .item()): every call's outputs match --expected, and
+ *                  after call 4 the phase is Disabled (retried without a
+ *                  graph, graphs off)
+ *          bench   --iters calls without a graph and --iters graph replays
+ *                  on two handles; prints us/call for both and the ratio
+ *   flags  --method NAME      (default forward)
+ *          --input FILE.npy   one per input, in order (required)
+ *          --expected FILE.npy one per output, in order (sizes outputs;
+ *                             required for outputs with dynamic dims)
+ *          --calls N          (default 8)   --iters N (default 2000)
+ *          --atol X --rtol X  (default 1e-5 / 1e-5, float32/float64 only;
+ *                             other dtypes compare bytes exactly)
+ *          --reshape K:D0,D1,...
+ *          --log LEVEL        host log threshold (default info)
+ * Prints "PASS: ..." / "FAIL: ..." lines; exit 0 pass, 1 fail, 2 usage,
+ * 77 skip.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plugin_api/aotrun_host.h"
+#include "plugin_api/npy.h"
+
+#define MAX_IO 32
+#define EXIT_SKIP 77
+
+typedef struct args {
+  const char *plugin, *program, *mode, *method, *log;
+  const char *inputs[MAX_IO], *expected[MAX_IO];
+  int num_inputs, num_expected, calls, iters;
+  double atol, rtol;
+  int reshape_input;
+  int reshape_ndim;
+  int64_t reshape[AOTRUN_MAX_DIMS];
+} args;
+
+typedef struct session {
+  const aotrun_backend_api *api;
+  aotrun_program_dir *dir;
+  char *manifest;
+  size_t manifest_size;
+  aotrun_npy in[MAX_IO], want[MAX_IO];
+  DLTensor in_t[MAX_IO], out_t[MAX_IO];
+  int64_t out_shape[MAX_IO][AOTRUN_MAX_DIMS];
+  size_t ni, no;
+} session;
+
+static int g_failures;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("FAIL: ");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  g_failures++;
+}
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: aotrun_gpu_check PLUGIN.so PROGRAM_DIR "
+          "replay|shape|retry|bench [--method M] --input X.npy... "
+          "[--expected Y.npy...] [--calls N] [--iters N] [--atol X] "
+          "[--rtol X] [--reshape K:D0,D1,...] [--log LEVEL]\n");
+  return 2;
+}
+
+static int parse_reshape(const char *s, args *a) {
+  char *end = NULL;
+  a->reshape_input = (int)strtol(s, &end, 10);
+  if (end == s || *end != ':') return -1;
+  s = end + 1;
+  for (a->reshape_ndim = 0; *s && a->reshape_ndim < AOTRUN_MAX_DIMS;) {
+    a->reshape[a->reshape_ndim++] = strtoll(s, &end, 10);
+    if (end == s) return -1;
+    s = *end == ',' ? end + 1 : end;
+  }
+  return *s == '\0' ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, args *a) {
+  memset(a, 0, sizeof *a);
+  a->method = "forward";
+  a->log = "info";
+  a->calls = 8;
+  a->iters = 2000;
+  a->atol = a->rtol = 1e-5;
+  a->reshape_input = -1;
+  if (argc < 4) return -1;
+  a->plugin = argv[1];
+  a->program = argv[2];
+  a->mode = argv[3];
+  for (int i = 4; i < argc; i++) {
+    const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (v == NULL) return -1;
+    i++;
+    if (!strcmp(f, "--method")) a->method = v;
+    else if (!strcmp(f, "--input") && a->num_inputs < MAX_IO)
+      a->inputs[a->num_inputs++] = v;
+    else if (!strcmp(f, "--expected") && a->num_expected < MAX_IO)
+      a->expected[a->num_expected++] = v;
+    else if (!strcmp(f, "--calls")) a->calls = atoi(v);
+    else if (!strcmp(f, "--iters")) a->iters = atoi(v);
+    else if (!strcmp(f, "--atol")) a->atol = atof(v);
+    else if (!strcmp(f, "--rtol")) a->rtol = atof(v);
+    else if (!strcmp(f, "--log")) a->log = v;
+    else if (!strcmp(f, "--reshape")) {
+      if (parse_reshape(v, a)) return -1;
+    } else
+      return -1;
+  }
+  return 0;
+}
+
+static char *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return buf;
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Inputs from .npy; outputs sized from --expected or static io info. */
+static int prepare_io(const args *a, session *s, aotrun_method *m) {
+  s->api->get_num_io(m, AOTRUN_IO_INPUT, &s->ni);
+  s->api->get_num_io(m, AOTRUN_IO_OUTPUT, &s->no);
+  if ((size_t)a->num_inputs != s->ni || s->no > MAX_IO) {
+    fail("method %s takes %zu inputs, %d --input given", a->method, s->ni,
+         a->num_inputs);
+    return -1;
+  }
+  for (size_t i = 0; i < s->ni; i++) {
+    if (s->in[i].data == NULL &&
+        aotrun_npy_read(a->inputs[i], &s->in[i]) != AOTRUN_OK) {
+      fail("%s", aotrun_host_last_error());
+      return -1;
+    }
+    s->in_t[i] = (DLTensor){s->in[i].data, {kDLCPU, 0}, s->in[i].ndim,
+                            s->in[i].dtype, s->in[i].shape, NULL, 0};
+  }
+  for (size_t i = 0; i < s->no; i++) {
+    aotrun_io_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    s->api->get_io_info(m, AOTRUN_IO_OUTPUT, i, &info);
+    if ((int)i < a->num_expected && s->want[i].data == NULL &&
+        aotrun_npy_read(a->expected[i], &s->want[i]) != AOTRUN_OK) {
+      fail("%s", aotrun_host_last_error());
+      return -1;
+    }
+    size_t bytes = aotrun_dtype_size(info.dtype);
+    for (int d = 0; d < info.ndim; d++) {
+      int64_t v = (int)i < a->num_expected ? s->want[i].shape[d]
+                                           : info.shape[d];
+      if (v < 0) {
+        fail("output %zu (%s) has a dynamic dim: pass --expected", i,
+             info.name);
+        return -1;
+      }
+      s->out_shape[i][d] = v;
+      bytes *= (size_t)v;
+    }
+    free(s->out_t[i].data);
+    s->out_t[i] = (DLTensor){calloc(1, bytes ? bytes : 1), {kDLCPU, 0},
+                             info.ndim, info.dtype, s->out_shape[i], NULL, 0};
+  }
+  return 0;
+}
+
+static int close_enough(DLDataType t, const void *got, const void *want,
+                        size_t n, double atol, double rtol, double *worst) {
+  *worst = 0;
+  if (t.code == kDLFloat && (t.bits == 32 || t.bits == 64)) {
+    for (size_t i = 0; i < n; i++) {
+      double g = t.bits == 32 ? ((const float *)got)[i]
+                              : ((const double *)got)[i];
+      double w = t.bits == 32 ? ((const float *)want)[i]
+                              : ((const double *)want)[i];
+      double e = fabs(g - w);
+      if (e > *worst) *worst = e;
+      if (!(e <= atol + rtol * fabs(w))) return 0;
+    }
+    return 1;
+  }
+  return memcmp(got, want, n * aotrun_dtype_size(t)) == 0;
+}
+
+static void check_outputs(const args *a, session *s, int call) {
+  for (size_t i = 0; i < s->no && (int)i < a->num_expected; i++) {
+    size_t n = 1;
+    for (int d = 0; d < s->out_t[i].ndim; d++) n *= (size_t)s->out_shape[i][d];
+    double worst;
+    if (n * aotrun_dtype_size(s->out_t[i].dtype) != s->want[i].nbytes)
+      fail("call %d output %zu: %zu elements, expected file holds %zu bytes",
+           call, i, n, s->want[i].nbytes);
+    else if (!close_enough(s->out_t[i].dtype, s->out_t[i].data,
+                           s->want[i].data, n, a->atol, a->rtol, &worst))
+      fail("call %d output %zu differs from %s (max abs error %g)", call, i,
+           a->expected[i], worst);
+  }
+}
+
+static const char *phase(session *s, aotrun_method *m) {
+  aotrun_option o;
+  if (s->api->get_option(m, "cuda_graph_phase", &o) != AOTRUN_OK) return "?";
+  return o.string_value;
+}
+
+static aotrun_method *open_method(const args *a, session *s, int graphs) {
+  aotrun_option opt = {"enable_cuda_graph_for_method", AOTRUN_OPTION_STRING,
+                       0, 0, graphs ? a->method : ""};
+  s->api->set_option(NULL, &opt);
+  aotrun_key_value spec = {"method", a->method};
+  aotrun_method *m = NULL;
+  if (s->api->init(aotrun_program_dir_host_api(s->dir), s->manifest,
+                   s->manifest_size, &spec, 1, &m) != AOTRUN_OK) {
+    fail("init: %s", s->api->last_error(NULL));
+    return NULL;
+  }
+  if (prepare_io(a, s, m) != 0) {
+    s->api->destroy(m);
+    return NULL;
+  }
+  return m;
+}
+
+static int call_once(session *s, aotrun_method *m, int call) {
+  aotrun_status st = s->api->execute(m, s->in_t, s->ni, s->out_t, s->no);
+  if (st != AOTRUN_OK) {
+    fail("call %d: %s", call, s->api->last_error(m));
+    return -1;
+  }
+  return 0;
+}
+
+/* Calls 1..n with phase checks: Warmup before call 4, then want_after. */
+static void run_calls(const args *a, session *s, aotrun_method *m, int n,
+                      const char *want_after) {
+  for (int c = 1; c <= n; c++) {
+    if (call_once(s, m, c) != 0) return;
+    check_outputs(a, s, c);
+    const char *p = phase(s, m);
+    const char *want = c < 4 ? "Warmup" : want_after;
+    if (strcmp(p, want) != 0)
+      fail("after call %d the phase is %s, expected %s", c, p, want);
+  }
+}
+
+static void mode_shape(const args *a, session *s, aotrun_method *m) {
+  run_calls(a, s, m, 4, "Replay");
+  int k = a->reshape_input;
+  if (k < 0 || (size_t)k >= s->ni) {
+    fail("--reshape K:... must name an input");
+    return;
+  }
+  DLTensor saved = s->in_t[k];
+  DLTensor t = saved;
+  t.ndim = a->reshape_ndim;
+  t.shape = (int64_t *)a->reshape;
+  char want[256] = "";
+  if (t.ndim != saved.ndim)
+    snprintf(want, sizeof want, "input %d has %d dims, captured with %d", k,
+             t.ndim, saved.ndim);
+  else
+    for (int d = 0; d < t.ndim && !want[0]; d++)
+      if (t.shape[d] != saved.shape[d])
+        snprintf(want, sizeof want,
+                 "input %d has size %lld in dim %d, captured with %lld", k,
+                 (long long)t.shape[d], d, (long long)saved.shape[d]);
+  s->in_t[k] = t;
+  aotrun_status st = s->api->execute(m, s->in_t, s->ni, s->out_t, s->no);
+  s->in_t[k] = saved;
+  const char *msg = s->api->last_error(m);
+  if (st != AOTRUN_ERR_INVALID_ARGUMENT)
+    fail("a reshaped input gave status %d (%s), expected invalid argument",
+         (int)st, msg);
+  else if (strstr(msg, want) == NULL)
+    fail("refusal message \"%s\" does not contain \"%s\"", msg, want);
+  else
+    printf("PASS: refused: %s\n", msg);
+  if (call_once(s, m, 5) == 0) check_outputs(a, s, 5);
+}
+
+static double time_calls(session *s, aotrun_method *m, int iters) {
+  double t0 = now_us();
+  for (int i = 0; i < iters; i++)
+    if (call_once(s, m, i) != 0) return -1;
+  return (now_us() - t0) / iters;
+}
+
+static void mode_bench(const args *a, session *s) {
+  aotrun_method *plain = open_method(a, s, 0);
+  if (plain == NULL) return;
+  for (int i = 0; i < 10; i++) call_once(s, plain, i);
+  double us_plain = time_calls(s, plain, a->iters);
+  s->api->destroy(plain);
+  aotrun_method *graph = open_method(a, s, 1);
+  if (graph == NULL) return;
+  for (int i = 0; i < 10; i++) call_once(s, graph, i);
+  if (strcmp(phase(s, graph), "Replay") != 0)
+    fail("bench: the graph handle is in phase %s, not Replay",
+         phase(s, graph));
+  double us_graph = time_calls(s, graph, a->iters);
+  s->api->destroy(graph);
+  printf("BENCH: %s: no graph %.2f us/call, graph replay %.2f us/call "
+         "(%.2fx), %d iters, host in/out copies included\n",
+         a->method, us_plain, us_graph, us_graph > 0 ? us_plain / us_graph : 0,
+         a->iters);
+}
+
+static int run_mode(const args *a, session *s) {
+  if (!strcmp(a->mode, "bench")) {
+    mode_bench(a, s);
+    return 0;
+  }
+  aotrun_method *m = open_method(a, s, 1);
+  if (m == NULL) return 0;
+  if (!strcmp(a->mode, "replay"))
+    run_calls(a, s, m, a->calls < 6 ? 6 : a->calls, "Replay");
+  else if (!strcmp(a->mode, "retry"))
+    run_calls(a, s, m, a->calls < 5 ? 5 : a->calls, "Disabled");
+  else if (!strcmp(a->mode, "shape"))
+    mode_shape(a, s, m);
+  else {
+    s->api->destroy(m);
+    return -1;
+  }
+  s->api->destroy(m);
+  if (aotrun_program_dir_num_mapped(s->dir) != 0)
+    fail("%zu named data still mapped after destroy",
+         aotrun_program_dir_num_mapped(s->dir));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  args a;
+  if (parse_args(argc, argv, &a) != 0) return usage();
+  aotrun_backend *backend = NULL;
+  if (aotrun_backend_open(a.plugin, AOTRUN_ABI_VERSION, &backend) != AOTRUN_OK) {
+    printf("FAIL: %s\n", aotrun_host_last_error());
+    return 1;
+  }
+  session s;
+  memset(&s, 0, sizeof s);
+  s.api = aotrun_backend_table(backend);
+  char reason[256];
+  if (!s.api->is_available(reason, sizeof reason)) {
+    printf("SKIP: no usable GPU: %s\n", reason);
+    aotrun_backend_close(backend);
+    return EXIT_SKIP;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/manifest.json", a.program);
+  s.manifest = read_file(path, &s.manifest_size);
+  int32_t level = AOTRUN_LOG_INFO;
+  if (s.manifest == NULL) {
+    fail("cannot read %s", path);
+  } else if (aotrun_program_dir_open(a.program, &s.dir) != AOTRUN_OK) {
+    fail("%s", aotrun_host_last_error());
+  } else {
+    aotrun_log_level_parse(a.log, &level);
+    aotrun_program_dir_set_log_level(s.dir, level);
+    if (run_mode(&a, &s) != 0) {
+      aotrun_program_dir_close(s.dir);
+      aotrun_backend_close(backend);
+      return usage();
+    }
+  }
+  for (size_t i = 0; i < MAX_IO; i++) {
+    aotrun_npy_free(&s.in[i]);
+    aotrun_npy_free(&s.want[i]);
+    free(s.out_t[i].data);
+  }
+  aotrun_program_dir_close(s.dir);
+  free(s.manifest);
+  aotrun_backend_close(backend);
+  if (g_failures == 0) printf("PASS: %s %s\n", a.mode, a.method);
+  return g_failures ? 1 : 0;
+}

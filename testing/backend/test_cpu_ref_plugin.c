@@ -1,0 +1,353 @@
+/*
+ * test_cpu_ref_plugin.c: the fixture program end to end through the real
+ * cpu_ref plugin, loaded by the host library (plugin_api/aotrun_host.h) and
+ * fed by its program-directory named-data service: outputs checked against
+ * values computed here, the model's call counter advancing, input
+ * validation messages, output fit checks, dynamic output sizes, options.
+ *
+ * Arguments: the plugin (libaotrun_cpu_ref.so) and fixture_model.so.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_api/aotrun_host.h"
+#include "testing/backend/program_fixture.h"
+
+static const char *g_plugin_path;
+static const char *g_model_path;
+
+typedef struct ctx {
+  program_fixture program;
+  aotrun_backend *backend;
+  const aotrun_backend_api *api;
+  aotrun_program_dir *dir;
+  aotrun_method *method;
+} ctx;
+
+static const DLDataType kF32 = {kDLFloat, 32, 1};
+
+static int count_temp_models(void) {
+  const char *tmp = getenv("TMPDIR");
+  DIR *d = opendir(tmp ? tmp : "/tmp");
+  if (d == NULL) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    n += strncmp(e->d_name, "aotrun-model-", 13) == 0;
+  closedir(d);
+  return n;
+}
+
+static int setup(void **state) {
+  ctx *c = calloc(1, sizeof *c);
+  if (c == NULL) return -1;
+  if (program_fixture_create(&c->program, g_model_path, "cpu") != 0) {
+    fprintf(stderr, "cannot write the fixture program\n");
+    return -1;
+  }
+  if (aotrun_backend_open(g_plugin_path, AOTRUN_ABI_VERSION, &c->backend) !=
+      AOTRUN_OK) {
+    fprintf(stderr, "cannot load %s: %s\n", g_plugin_path,
+            aotrun_host_last_error());
+    return -1;
+  }
+  c->api = aotrun_backend_table(c->backend);
+  if (aotrun_program_dir_open(c->program.dir, &c->dir) != AOTRUN_OK) return -1;
+  aotrun_program_dir_set_log_level(c->dir, AOTRUN_LOG_ERROR + 1);
+  *state = c;
+  return 0;
+}
+
+static int teardown(void **state) {
+  ctx *c = *state;
+  if (c == NULL) return 0;
+  if (c->method) c->api->destroy(c->method);
+  aotrun_program_dir_close(c->dir);
+  aotrun_backend_close(c->backend);
+  program_fixture_remove(&c->program);
+  free(c);
+  return 0;
+}
+
+static aotrun_status init_method(ctx *c, const char *manifest, size_t size,
+                                 const char *method) {
+  aotrun_key_value spec = {"method", method};
+  return c->api->init(aotrun_program_dir_host_api(c->dir), manifest, size,
+                      &spec, 1, &c->method);
+}
+
+static void init_forward(ctx *c) {
+  assert_int_equal(init_method(c, c->program.manifest,
+                               c->program.manifest_size, "forward"),
+                   AOTRUN_OK);
+  assert_non_null(c->method);
+  /* The library and the weights were released once loaded. */
+  assert_int_equal(aotrun_program_dir_num_mapped(c->dir), 0);
+}
+
+typedef struct call_io {
+  float x[5 * 4];
+  float y[5 * 3];
+  float calls;
+  int64_t x_shape[2];
+  int64_t y_shape[2];
+  int64_t calls_shape[1];
+  DLTensor in[1];
+  DLTensor out[2];
+} call_io;
+
+static void make_call(call_io *t, int64_t n, int64_t y_rows) {
+  memset(t, 0, sizeof *t);
+  for (int i = 0; i < n * 4; i++) t->x[i] = 0.25f * (float)i - 1.0f;
+  t->x_shape[0] = n;
+  t->x_shape[1] = 4;
+  t->y_shape[0] = y_rows;
+  t->y_shape[1] = 3;
+  t->calls_shape[0] = 1;
+  t->in[0] = (DLTensor){t->x, {kDLCPU, 0}, 2, kF32, t->x_shape, NULL, 0};
+  t->out[0] = (DLTensor){t->y, {kDLCPU, 0}, 2, kF32, t->y_shape, NULL, 0};
+  t->out[1] = (DLTensor){&t->calls, {kDLCPU, 0}, 1, kF32, t->calls_shape,
+                         NULL, 0};
+}
+
+static aotrun_status execute(ctx *c, call_io *t) {
+  return c->api->execute(c->method, t->in, 1, t->out, 2);
+}
+
+static void test_identity(void **state) {
+  ctx *c = *state;
+  assert_string_equal(c->api->get_name(), "cpu_ref");
+  assert_string_equal(aotrun_backend_name(c->backend), "cpu_ref");
+  char reason[64] = "x";
+  assert_int_equal(c->api->is_available(reason, sizeof reason), 1);
+  assert_string_equal(reason, "");
+}
+
+static void test_fixture_end_to_end(void **state) {
+  ctx *c = *state;
+  int temps_before = count_temp_models();
+  init_forward(c);
+  call_io t;
+  for (int call = 1; call <= 3; call++) {
+    make_call(&t, 2, 2);
+    assert_int_equal(execute(c, &t), AOTRUN_OK);
+    float want[2 * 3];
+    program_fixture_expected(t.x, 2, want);
+    for (int i = 0; i < 6; i++) assert_float_equal(t.y[i], want[i], 0);
+    assert_float_equal(t.calls, (float)call, 0); /* the counter advances */
+  }
+  assert_string_equal(c->api->last_error(c->method), "");
+  c->api->destroy(c->method);
+  c->method = NULL;
+  assert_int_equal(count_temp_models(), temps_before);
+}
+
+static void test_dynamic_output_size_written(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 5); /* room for 5 rows, the model returns 2 */
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  assert_int_equal(t.y_shape[0], 2);
+  assert_int_equal(t.y_shape[1], 3);
+  float want[6];
+  program_fixture_expected(t.x, 2, want);
+  for (int i = 0; i < 6; i++) assert_float_equal(t.y[i], want[i], 0);
+  /* Too little room is refused, naming the output and both sizes. */
+  make_call(&t, 3, 2);
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "output 0 (y) has size 3 in dim 0, the caller's tensor "
+                      "has room for 2");
+}
+
+static void test_output_checks(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 2);
+  t.out[1].dtype = (DLDataType){kDLFloat, 64, 1};
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "output 1 (calls) has dtype float32, the caller's "
+                      "tensor has float64");
+  make_call(&t, 2, 2);
+  t.calls_shape[0] = 2;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "output 1 (calls) has size 1 in dim 0, the caller's "
+                      "tensor has 2");
+  make_call(&t, 2, 2);
+  t.out[0].device = (DLDevice){kDLCUDA, 0};
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "output 0 (y) is on cuda:0; method forward runs on the "
+                      "cpu and takes host memory");
+}
+
+static void test_input_validation_messages(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 2);
+  t.x_shape[1] = 5;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) has size 5 in dim 1, expected 4");
+  make_call(&t, 2, 2);
+  t.in[0].dtype = (DLDataType){kDLFloat, 64, 1};
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) has dtype float64, expected float32");
+  make_call(&t, 2, 2);
+  t.in[0].ndim = 3;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) has 3 dims, expected 2");
+  make_call(&t, 2, 2);
+  assert_int_equal(c->api->execute(c->method, t.in, 0, t.out, 2),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "method forward takes 1 inputs, got 0");
+  make_call(&t, 2, 2);
+  int64_t strides[2] = {1, 2};
+  t.in[0].strides = strides;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) is not contiguous (row-major strides are "
+                      "required)");
+  make_call(&t, 2, 2);
+  t.in[0].data = NULL;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) has no data");
+  /* None of the refused calls reached the model: the counter is at 1. */
+  make_call(&t, 2, 2);
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  assert_float_equal(t.calls, 1.0f, 0);
+}
+
+static void test_model_failure_reported(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 2);
+  t.x[0] = NAN; /* the fixture's hook: a failing shim call inside Run */
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INTERNAL);
+  const char *msg = c->api->last_error(c->method);
+  assert_non_null(strstr(msg, "method forward: "));
+  assert_non_null(strstr(msg, "AOTInductorModelContainerRunSingleThreaded"));
+  make_call(&t, 2, 2);
+  assert_int_equal(execute(c, &t), AOTRUN_OK); /* still usable */
+}
+
+static void test_io_info(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  size_t n = 0;
+  assert_int_equal(c->api->get_num_io(c->method, AOTRUN_IO_INPUT, &n),
+                   AOTRUN_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(c->api->get_num_io(c->method, AOTRUN_IO_OUTPUT, &n),
+                   AOTRUN_OK);
+  assert_int_equal(n, 2);
+  aotrun_io_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  assert_int_equal(c->api->get_io_info(c->method, AOTRUN_IO_INPUT, 0, &info),
+                   AOTRUN_OK);
+  assert_string_equal(info.name, "x");
+  assert_int_equal(info.ndim, 2);
+  assert_int_equal(info.shape[0], AOTRUN_DYNAMIC_DIM);
+  assert_int_equal(info.shape[1], 4);
+  assert_int_equal(info.dtype.code, kDLFloat);
+  assert_int_equal(info.dtype.bits, 32);
+  assert_int_equal(c->api->get_io_info(c->method, AOTRUN_IO_OUTPUT, 2, &info),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "method forward has 2 outputs, index 2 is out of range");
+  assert_int_equal(c->api->get_num_io(c->method, 7, &n),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+}
+
+static void test_init_failures_leave_nothing(void **state) {
+  ctx *c = *state;
+  int temps_before = count_temp_models();
+  assert_int_equal(init_method(c, c->program.manifest,
+                               c->program.manifest_size, "decode"),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_null(c->method);
+  assert_non_null(strstr(c->api->last_error(NULL), "decode"));
+  const char bad[] = "{\"format\": \"aotrun-program\"";
+  assert_int_equal(init_method(c, bad, sizeof bad - 1, "forward"),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(c->api->last_error(NULL), "malformed manifest"));
+  /* A cuda constant cannot live on the cpu backend. */
+  program_fixture cuda;
+  assert_int_equal(program_fixture_create(&cuda, g_model_path, "cuda"), 0);
+  assert_int_equal(init_method(c, cuda.manifest, cuda.manifest_size,
+                               "forward"),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(c->api->last_error(NULL),
+                      "method forward: constant 'weight' is on cuda; a cpu "
+                      "backend runs only programs whose constants are on "
+                      "cpu");
+  program_fixture_remove(&cuda);
+  assert_null(c->method);
+  assert_int_equal(aotrun_program_dir_num_mapped(c->dir), 0);
+  assert_int_equal(count_temp_models(), temps_before);
+}
+
+static void test_options_not_found(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  aotrun_option opt = {"enable_cuda_graph_for_method", AOTRUN_OPTION_STRING,
+                       0, 0, "forward"};
+  assert_int_equal(c->api->set_option(c->method, &opt), AOTRUN_ERR_NOT_FOUND);
+  assert_string_equal(c->api->last_error(c->method),
+                      "backend cpu_ref has no option "
+                      "'enable_cuda_graph_for_method' (it has no options)");
+  aotrun_option out;
+  assert_int_equal(c->api->get_option(NULL, "log_level", &out),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_string_equal(c->api->last_error(NULL),
+                      "backend cpu_ref has no option 'log_level' (it has no "
+                      "options)");
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strstr(argv[i], "cpu_ref")) g_plugin_path = argv[i];
+    if (strstr(argv[i], "fixture_model")) g_model_path = argv[i];
+  }
+  if (g_plugin_path == NULL || g_model_path == NULL) {
+    fprintf(stderr, "usage: %s libaotrun_cpu_ref.so fixture_model.so\n",
+            argv[0]);
+    return 2;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fixture_end_to_end, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_output_size_written, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_output_checks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_input_validation_messages, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_model_failure_reported, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_io_info, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_init_failures_leave_nothing, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_options_not_found, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

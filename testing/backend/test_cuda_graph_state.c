@@ -1,0 +1,773 @@
+/*
+ * test_cuda_graph_state.c: every phase and edge of the CUDA graph state
+ * machine (backend_cuda/cuda_graph_state.h), driven deterministically on
+ * the CPU through the aotrun_graph_ops seam with counting fakes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cuda/cuda_graph_state.h"
+
+/* ---- the fake CUDA ---- */
+
+enum fail_point {
+  FAIL_NONE,
+  FAIL_STATIC_ALLOC,
+  FAIL_COPY_INPUTS,
+  FAIL_POOL_CREATE,
+  FAIL_BEGIN,
+  FAIL_RUN_CAPTURE, /* a shim refuses inside the capture */
+  FAIL_END,
+  FAIL_INSTANTIATE,
+  FAIL_LAUNCH,
+  FAIL_SYNC, /* after the first launch started */
+};
+
+#define MAX_LOGS 32
+
+typedef struct fake {
+  enum fail_point fail;
+  int capturing;
+  void *installed_pool;
+  int pool_installed_in_capture; /* run_capture saw the pool installed */
+  /* call counts */
+  int run_direct, run_capture, begin, end, instantiate, launch, sync;
+  int graphs_made, graphs_destroyed, execs_made, execs_destroyed;
+  int clear_error, static_allocs, static_frees, copy_inputs, copy_outputs;
+  int outputs_made, outputs_deleted, pools_made, pools_destroyed;
+  aotrun_status run_direct_status; /* what a direct run returns */
+  aotrun_status direct_after_failure; /* for the retry (call >= 4) */
+  int fail_direct_from_call;          /* 0: never */
+  float last_output;                  /* value written by the last call */
+  int nlogs;
+  int log_level[MAX_LOGS];
+  char log_text[MAX_LOGS][512];
+} fake;
+
+static fake F;
+
+static aotrun_status fail_if(enum fail_point p, aotrun_error *err,
+                             const char *what) {
+  if (F.fail != p) return AOTRUN_OK;
+  return aotrun_error_set(err, AOTRUN_ERR_INTERNAL, "fake %s failed", what);
+}
+
+static aotrun_status f_run_direct(void *ctx, const DLTensor *in, size_t ni,
+                                  DLTensor *out, size_t no,
+                                  aotrun_error *err) {
+  (void)ctx;
+  (void)ni;
+  F.run_direct++;
+  if (F.fail_direct_from_call && F.run_direct >= F.fail_direct_from_call)
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL, "fake model failed");
+  if (no > 0) ((float *)out[0].data)[0] = ((const float *)in[0].data)[0] + 1;
+  F.last_output = 1;
+  return F.run_direct_status;
+}
+
+static aotrun_status f_run_capture(void *ctx, const DLTensor *in, size_t ni,
+                                   AtenTensorHandle *out, size_t no,
+                                   aotrun_error *err) {
+  (void)ctx;
+  (void)in;
+  (void)ni;
+  F.run_capture++;
+  F.pool_installed_in_capture = F.installed_pool != NULL && F.capturing;
+  if (F.fail == FAIL_RUN_CAPTURE)
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
+                            "aoti_torch_item_float32 cannot run inside a "
+                            "CUDA graph capture");
+  for (size_t i = 0; i < no; i++) {
+    out[i] = (AtenTensorHandle)(uintptr_t)(0x1000 + F.outputs_made);
+    F.outputs_made++;
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status f_begin(void *ctx, aotrun_error *err) {
+  (void)ctx;
+  F.begin++;
+  aotrun_status st = fail_if(FAIL_BEGIN, err, "cudaStreamBeginCapture");
+  if (st == AOTRUN_OK) F.capturing = 1;
+  return st;
+}
+
+static aotrun_status f_end(void *ctx, void **graph, aotrun_error *err) {
+  (void)ctx;
+  F.end++;
+  F.capturing = 0; /* the real call ends the capture even when it fails */
+  *graph = malloc(8);
+  F.graphs_made++;
+  if (F.fail == FAIL_END || F.fail == FAIL_RUN_CAPTURE)
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
+                            "cudaStreamEndCapture: operation not permitted "
+                            "when stream is capturing (invalidated)");
+  return AOTRUN_OK;
+}
+
+static int f_is_capturing(void *ctx) {
+  (void)ctx;
+  return F.capturing;
+}
+
+static aotrun_status f_instantiate(void *ctx, void *graph, void **exec,
+                                   aotrun_error *err) {
+  (void)ctx;
+  assert_non_null(graph);
+  F.instantiate++;
+  aotrun_status st = fail_if(FAIL_INSTANTIATE, err, "cudaGraphInstantiate");
+  if (st != AOTRUN_OK) return st;
+  *exec = malloc(8);
+  F.execs_made++;
+  return AOTRUN_OK;
+}
+
+static aotrun_status f_launch(void *ctx, void *exec, aotrun_error *err) {
+  (void)ctx;
+  assert_non_null(exec);
+  F.launch++;
+  return fail_if(FAIL_LAUNCH, err, "cudaGraphLaunch");
+}
+
+static aotrun_status f_sync(void *ctx, aotrun_error *err) {
+  (void)ctx;
+  F.sync++;
+  return fail_if(FAIL_SYNC, err, "cudaStreamSynchronize (illegal address)");
+}
+
+static void f_destroy_graph(void *ctx, void *graph) {
+  (void)ctx;
+  F.graphs_destroyed++;
+  free(graph);
+}
+
+static void f_destroy_exec(void *ctx, void *exec) {
+  (void)ctx;
+  F.execs_destroyed++;
+  free(exec);
+}
+
+static void f_clear_error(void *ctx) {
+  (void)ctx;
+  F.clear_error++;
+}
+
+static aotrun_status f_static_alloc(void *ctx, size_t bytes, void **ptr,
+                                    aotrun_error *err) {
+  (void)ctx;
+  aotrun_status st = fail_if(FAIL_STATIC_ALLOC, err, "cudaMalloc");
+  if (st != AOTRUN_OK) return st;
+  *ptr = calloc(1, bytes);
+  F.static_allocs++;
+  return AOTRUN_OK;
+}
+
+static void f_static_free(void *ctx, void *ptr) {
+  (void)ctx;
+  F.static_frees++;
+  free(ptr);
+}
+
+static aotrun_status f_copy_inputs(void *ctx, const DLTensor *in,
+                                   const DLTensor *st, size_t n,
+                                   aotrun_error *err) {
+  (void)ctx;
+  F.copy_inputs++;
+  aotrun_status s = fail_if(FAIL_COPY_INPUTS, err, "cudaMemcpyAsync");
+  if (s != AOTRUN_OK) return s;
+  for (size_t i = 0; i < n; i++) {
+    size_t numel = 1;
+    for (int d = 0; d < in[i].ndim; d++) numel *= (size_t)in[i].shape[d];
+    assert_int_equal(st[i].ndim, in[i].ndim);
+    memcpy(st[i].data, in[i].data, numel * in[i].dtype.bits / 8);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status f_copy_outputs(void *ctx, AtenTensorHandle *src,
+                                    DLTensor *out, size_t n,
+                                    aotrun_error *err) {
+  (void)ctx;
+  (void)err;
+  F.copy_outputs++;
+  for (size_t i = 0; i < n; i++) {
+    assert_non_null(src[i]);
+    ((float *)out[i].data)[0] = 100.0f + (float)F.copy_outputs;
+  }
+  return AOTRUN_OK;
+}
+
+static void f_delete_outputs(void *ctx, AtenTensorHandle *h, size_t n) {
+  (void)ctx;
+  for (size_t i = 0; i < n; i++)
+    if (h[i] != NULL) F.outputs_deleted++;
+}
+
+static aotrun_status f_pool_create(void *ctx, void **pool, aotrun_error *err) {
+  (void)ctx;
+  aotrun_status st = fail_if(FAIL_POOL_CREATE, err, "pool create");
+  if (st != AOTRUN_OK) return st;
+  *pool = malloc(16);
+  F.pools_made++;
+  return AOTRUN_OK;
+}
+
+static void f_pool_install(void *ctx, void *pool) {
+  (void)ctx;
+  F.installed_pool = pool;
+}
+
+static void f_pool_destroy(void *ctx, void *pool) {
+  (void)ctx;
+  assert_null(F.installed_pool); /* never destroyed while installed */
+  F.pools_destroyed++;
+  free(pool);
+}
+
+static void f_log(void *ctx, int32_t level, const char *message) {
+  (void)ctx;
+  if (F.nlogs >= MAX_LOGS) return;
+  F.log_level[F.nlogs] = level;
+  snprintf(F.log_text[F.nlogs], sizeof F.log_text[0], "%s", message);
+  F.nlogs++;
+}
+
+static const aotrun_graph_ops kOps = {
+    .ctx = NULL,
+    .run_direct = f_run_direct,
+    .run_capture = f_run_capture,
+    .begin_capture = f_begin,
+    .end_capture = f_end,
+    .is_capturing = f_is_capturing,
+    .instantiate = f_instantiate,
+    .launch = f_launch,
+    .synchronize = f_sync,
+    .destroy_graph = f_destroy_graph,
+    .destroy_exec = f_destroy_exec,
+    .clear_error = f_clear_error,
+    .static_alloc = f_static_alloc,
+    .static_free = f_static_free,
+    .copy_inputs = f_copy_inputs,
+    .copy_outputs = f_copy_outputs,
+    .delete_outputs = f_delete_outputs,
+    .pool_create = f_pool_create,
+    .pool_install = f_pool_install,
+    .pool_destroy = f_pool_destroy,
+    .log = f_log,
+};
+
+/* ---- helpers ---- */
+
+typedef struct io {
+  float in_data[2][96];
+  float out_data[96];
+  int64_t in_shape[2][4];
+  int64_t out_shape[2];
+  DLTensor in[2];
+  DLTensor out[1];
+} io;
+
+static const DLDataType kF32 = {kDLFloat, 32, 1};
+
+/* Two inputs: (2,3,4,4) and (5); one output (3). */
+static void make_io(io *t) {
+  memset(t, 0, sizeof *t);
+  int64_t s0[4] = {2, 3, 4, 4};
+  memcpy(t->in_shape[0], s0, sizeof s0);
+  t->in_shape[1][0] = 5;
+  for (int i = 0; i < 96; i++) t->in_data[0][i] = (float)i;
+  t->in[0] = (DLTensor){t->in_data[0], {kDLCPU, 0}, 4, kF32, t->in_shape[0],
+                        NULL, 0};
+  t->in[1] = (DLTensor){t->in_data[1], {kDLCPU, 0}, 1, kF32, t->in_shape[1],
+                        NULL, 0};
+  t->out_shape[0] = 3;
+  t->out[0] = (DLTensor){t->out_data, {kDLCPU, 0}, 1, kF32, t->out_shape,
+                         NULL, 0};
+}
+
+static aotrun_graph_state *make_state(void) {
+  aotrun_graph_state *s = NULL;
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  assert_int_equal(aotrun_graph_state_create(&kOps, "forward",
+                                             (DLDevice){kDLCUDA, 0}, 2, 1,
+                                             &s, &err),
+                   AOTRUN_OK);
+  return s;
+}
+
+static aotrun_status call(aotrun_graph_state *s, io *t, aotrun_error *err) {
+  aotrun_error_clear(err);
+  return aotrun_graph_state_execute(s, t->in, 2, t->out, 1, err);
+}
+
+static int count_logs(int32_t level, const char *needle) {
+  int n = 0;
+  for (int i = 0; i < F.nlogs; i++)
+    if (F.log_level[i] == level && strstr(F.log_text[i], needle) != NULL) n++;
+  return n;
+}
+
+static int count_level(int32_t level) {
+  int n = 0;
+  for (int i = 0; i < F.nlogs; i++) n += F.log_level[i] == level;
+  return n;
+}
+
+/* Everything a release must have undone. */
+static void assert_all_released(void) {
+  assert_int_equal(F.capturing, 0);
+  assert_null(F.installed_pool);
+  assert_int_equal(F.pools_destroyed, F.pools_made);
+  assert_int_equal(F.static_frees, F.static_allocs);
+  assert_int_equal(F.graphs_destroyed, F.graphs_made);
+  assert_int_equal(F.execs_destroyed, F.execs_made);
+  assert_int_equal(F.outputs_deleted, F.outputs_made);
+}
+
+static int reset(void **state) {
+  (void)state;
+  memset(&F, 0, sizeof F);
+  return 0;
+}
+
+/* Runs the 3 warmup calls and the capture call; asserts the capture. */
+static void warm_and_capture(aotrun_graph_state *s, io *t) {
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(aotrun_graph_state_warmup_left(s), 3 - i);
+    assert_int_equal(call(s, t, &err), AOTRUN_OK);
+  }
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_WARMUP);
+  assert_int_equal(aotrun_graph_state_warmup_left(s), 0);
+  assert_int_equal(call(s, t, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+}
+
+/* ---- tests ---- */
+
+static void test_disabled_runs_directly(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 6; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 6);
+  assert_int_equal(F.begin, 0);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 0);
+  aotrun_graph_state_destroy(s);
+  assert_int_equal(F.pools_made, 0);
+}
+
+static void test_warmup_capture_on_fourth_then_replay(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_WARMUP);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+    assert_int_equal(F.begin, 0);
+    assert_float_equal(t.out_data[0], 1.0f, 0); /* the direct run's value */
+  }
+  assert_int_equal(F.run_direct, 3);
+  /* Call 4: capture, instantiate, first launch, outputs from the graph. */
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 3);
+  assert_int_equal(F.static_allocs, 2);
+  assert_int_equal(F.copy_inputs, 1);
+  assert_int_equal(F.pools_made, 1);
+  assert_int_equal(F.begin, 1);
+  assert_int_equal(F.run_capture, 1);
+  assert_true(F.pool_installed_in_capture);
+  assert_null(F.installed_pool); /* uninstalled after the model ran */
+  assert_int_equal(F.end, 1);
+  assert_int_equal(F.instantiate, 1);
+  assert_int_equal(F.launch, 1);
+  assert_int_equal(F.sync, 1);
+  assert_int_equal(F.copy_outputs, 1);
+  assert_float_equal(t.out_data[0], 101.0f, 0);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+  assert_true(aotrun_graph_state_has_capture(s));
+  /* Calls 5, 6: replay only. */
+  for (int i = 0; i < 2; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 3);
+  assert_int_equal(F.run_capture, 1);
+  assert_int_equal(F.begin, 1);
+  assert_int_equal(F.launch, 3);
+  assert_int_equal(F.copy_inputs, 3);
+  assert_int_equal(F.copy_outputs, 3);
+  assert_float_equal(t.out_data[0], 103.0f, 0);
+  assert_int_equal(aotrun_graph_state_num_replays(s), 2);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 0);
+  assert_int_equal(count_level(AOTRUN_LOG_ERROR), 0);
+  /* destroy releases the graph exactly once. */
+  aotrun_graph_state_destroy(s);
+  assert_int_equal(F.pools_destroyed, 1);
+  assert_all_released();
+}
+
+static void test_failed_warmup_call_does_not_count(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  F.fail_direct_from_call = 2;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INTERNAL);
+  assert_string_equal(err.message, "fake model failed");
+  assert_int_equal(count_logs(AOTRUN_LOG_ERROR, "fake model failed"), 1);
+  assert_int_equal(aotrun_graph_state_warmup_left(s), 2);
+  aotrun_graph_state_destroy(s);
+}
+
+static void test_replay_refuses_other_size(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  int copies = F.copy_inputs, launches = F.launch;
+  /* Same byte count, other shape: (2,3,4,4) -> (2,4,3,4). */
+  t.in_shape[0][1] = 4;
+  t.in_shape[0][2] = 3;
+  aotrun_error err;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message, "input 0 has size 4 in dim 1, captured with 3");
+  assert_int_equal(F.copy_inputs, copies); /* refused before any copy */
+  assert_int_equal(F.launch, launches);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+  /* A later input differs: still no copy of input 0 is queued. */
+  t.in_shape[0][1] = 3;
+  t.in_shape[0][2] = 4;
+  t.in_shape[1][0] = 6;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message, "input 1 has size 6 in dim 0, captured with 5");
+  assert_int_equal(F.copy_inputs, copies);
+  /* The right shape replays again. */
+  t.in_shape[1][0] = 5;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.launch, launches + 1);
+  assert_int_equal(count_level(AOTRUN_LOG_ERROR), 0);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_replay_refuses_other_rank(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  t.in[0].ndim = 3;
+  aotrun_error err;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message, "input 0 has 3 dims, captured with 4");
+  aotrun_graph_state_destroy(s);
+}
+
+static void test_replay_refuses_other_dtype(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  t.in[1].dtype = (DLDataType){kDLFloat, 16, 1};
+  aotrun_error err;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "input 1 has dtype float16, captured with float32");
+  aotrun_graph_state_destroy(s);
+}
+
+/* One failure edge before the graph ran: release once, retry once without
+ * a graph (its result returned), graphs off, Info log, no Error log. */
+static void check_failure_edge(enum fail_point p, const char *fragment) {
+  memset(&F, 0, sizeof F);
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  F.fail = p;
+  t.out_data[0] = 0;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 4); /* the retry ran exactly once */
+  assert_float_equal(t.out_data[0], 1.0f, 0); /* and its result came back */
+  assert_int_equal(F.copy_outputs, 0);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1);
+  assert_all_released();
+  assert_true(F.clear_error >= 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_false(aotrun_graph_state_has_capture(s));
+  assert_int_equal(count_logs(AOTRUN_LOG_INFO, "CUDA graph capture failed"),
+                   1);
+  assert_int_equal(count_logs(AOTRUN_LOG_INFO, fragment), 1);
+  assert_int_equal(count_level(AOTRUN_LOG_ERROR), 0);
+  assert_non_null(strstr(aotrun_graph_state_disabled_reason(s), fragment));
+  /* Graphs stay off: later calls run directly and never capture. */
+  F.fail = FAIL_NONE;
+  int begins = F.begin;
+  for (int i = 0; i < 5; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 9);
+  assert_int_equal(F.begin, begins);
+  /* Re-enabling does not undo a failed capture... */
+  aotrun_graph_state_set_enabled(s, 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_failure_edges_retry_without_graph(void **state) {
+  (void)state;
+  check_failure_edge(FAIL_STATIC_ALLOC, "static buffer of input 0: fake cudaMalloc failed");
+  check_failure_edge(FAIL_COPY_INPUTS, "fake cudaMemcpyAsync failed");
+  check_failure_edge(FAIL_POOL_CREATE, "fake pool create failed");
+  check_failure_edge(FAIL_BEGIN, "fake cudaStreamBeginCapture failed");
+  check_failure_edge(FAIL_RUN_CAPTURE,
+                     "the model failed inside the capture: "
+                     "aoti_torch_item_float32 cannot run inside a CUDA graph "
+                     "capture");
+  check_failure_edge(FAIL_END, "end capture: cudaStreamEndCapture");
+  check_failure_edge(FAIL_INSTANTIATE, "instantiate: fake cudaGraphInstantiate failed");
+  check_failure_edge(FAIL_LAUNCH, "first launch: fake cudaGraphLaunch failed");
+}
+
+static void test_shim_refusal_ends_the_capture(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  F.fail = FAIL_RUN_CAPTURE;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  /* release() ended the open capture and destroyed what it returned. */
+  assert_int_equal(F.end, 1);
+  assert_int_equal(F.graphs_destroyed, 1);
+  assert_int_equal(F.instantiate, 0);
+  assert_int_equal(F.capturing, 0);
+  assert_int_equal(F.pools_destroyed, 1);
+  aotrun_graph_state_destroy(s);
+}
+
+static void test_retry_failure_is_an_error(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  F.fail = FAIL_INSTANTIATE;
+  F.fail_direct_from_call = 4;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INTERNAL);
+  assert_string_equal(err.message, "fake model failed");
+  assert_int_equal(F.run_direct, 4);
+  assert_int_equal(count_logs(AOTRUN_LOG_INFO, "CUDA graph capture failed"), 1);
+  assert_int_equal(count_logs(AOTRUN_LOG_ERROR, "method forward failed: fake model failed"), 1);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_failure_after_launch_started_is_not_retried(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  F.fail = FAIL_SYNC;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INTERNAL);
+  assert_string_equal(err.message,
+                      "method forward: first launch of the CUDA graph "
+                      "failed: fake cudaStreamSynchronize (illegal address) "
+                      "failed");
+  assert_int_equal(F.launch, 1);
+  assert_int_equal(F.run_direct, 3); /* no retry: the graph ran */
+  assert_int_equal(F.copy_outputs, 0);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1);
+  assert_all_released();
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(count_logs(AOTRUN_LOG_ERROR, "not retried"), 1);
+  F.fail = FAIL_NONE;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 4);
+  aotrun_graph_state_destroy(s);
+}
+
+static void test_forbidden_never_captures(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_forbid(s, "it keeps constant 'pred' in host memory");
+  aotrun_graph_state_set_enabled(s, 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(
+      count_logs(AOTRUN_LOG_INFO,
+                 "method forward runs without a CUDA graph: it keeps "
+                 "constant 'pred' in host memory"),
+      2);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 6; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 6);
+  assert_int_equal(F.begin, 0);
+  assert_int_equal(F.static_allocs, 0);
+  aotrun_error_clear(&err);
+  assert_int_equal(aotrun_graph_state_recapture(s, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message,
+                      "recapture: method forward runs without a CUDA graph: "
+                      "it keeps constant 'pred' in host memory");
+  aotrun_graph_state_destroy(s);
+}
+
+static void test_recapture_clears_shapes_and_captures_again(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  assert_int_equal(aotrun_graph_state_recapture(s, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message,
+                      "recapture: CUDA graphs are not enabled for method "
+                      "forward (enable_cuda_graph_for_method)");
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  assert_int_equal(aotrun_graph_state_recapture(s, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1);
+  assert_false(aotrun_graph_state_has_capture(s));
+  assert_all_released();
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_WARMUP);
+  assert_int_equal(aotrun_graph_state_warmup_left(s), 1);
+  /* A grown input: one warmup call, then a capture with the new shape. */
+  t.in_shape[1][0] = 7;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 4);
+  assert_int_equal(F.begin, 1);
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.begin, 2);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK); /* replays size 7 */
+  t.in_shape[1][0] = 5;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "input 1 has size 5 in dim 0, captured with 7");
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_recapture_after_failed_capture_rearms(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  F.fail = FAIL_LAUNCH;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  F.fail = FAIL_NONE;
+  assert_int_equal(aotrun_graph_state_recapture(s, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1); /* nothing left */
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+  assert_string_equal(aotrun_graph_state_disabled_reason(s), "");
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_disable_releases(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  aotrun_graph_state_set_enabled(s, 0);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1);
+  assert_all_released();
+  aotrun_error err;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_direct, 4);
+  /* Enabling again starts a fresh warmup. */
+  aotrun_graph_state_set_enabled(s, 1);
+  assert_int_equal(aotrun_graph_state_warmup_left(s), 3);
+  aotrun_graph_state_destroy(s);
+  assert_int_equal(F.pools_destroyed, 1);
+}
+
+static void test_bad_arguments(void **state) {
+  (void)state;
+  aotrun_graph_state *s = NULL;
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  aotrun_graph_ops ops = kOps;
+  ops.launch = NULL;
+  assert_int_equal(aotrun_graph_state_create(&ops, "forward",
+                                             (DLDevice){kDLCUDA, 0}, 1, 1,
+                                             &s, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_null(s);
+  assert_string_equal(err.message,
+                      "graph state for method forward: an ops member is NULL");
+  s = make_state();
+  io t;
+  make_io(&t);
+  assert_int_equal(aotrun_graph_state_execute(s, t.in, 1, t.out, 1, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "method forward takes 2 inputs and 1 outputs, got 1 "
+                      "and 1");
+  assert_string_equal(aotrun_graph_phase_name(AOTRUN_GRAPH_REPLAY), "Replay");
+  aotrun_graph_state_destroy(s);
+  aotrun_graph_state_destroy(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(test_disabled_runs_directly, reset),
+      cmocka_unit_test_setup(test_warmup_capture_on_fourth_then_replay, reset),
+      cmocka_unit_test_setup(test_failed_warmup_call_does_not_count, reset),
+      cmocka_unit_test_setup(test_replay_refuses_other_size, reset),
+      cmocka_unit_test_setup(test_replay_refuses_other_rank, reset),
+      cmocka_unit_test_setup(test_replay_refuses_other_dtype, reset),
+      cmocka_unit_test_setup(test_failure_edges_retry_without_graph, reset),
+      cmocka_unit_test_setup(test_shim_refusal_ends_the_capture, reset),
+      cmocka_unit_test_setup(test_retry_failure_is_an_error, reset),
+      cmocka_unit_test_setup(test_failure_after_launch_started_is_not_retried,
+                             reset),
+      cmocka_unit_test_setup(test_forbidden_never_captures, reset),
+      cmocka_unit_test_setup(test_recapture_clears_shapes_and_captures_again,
+                             reset),
+      cmocka_unit_test_setup(test_recapture_after_failed_capture_rearms, reset),
+      cmocka_unit_test_setup(test_disable_releases, reset),
+      cmocka_unit_test_setup(test_bad_arguments, reset),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,188 @@
+/* test_cuda_options.c: the CUDA backend's option table and parsing. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "backend_cuda/cuda_options.h"
+
+static aotrun_error err;
+
+static void test_defaults(void **state) {
+  (void)state;
+  aotrun_cuda_options o;
+  aotrun_cuda_options_default(&o);
+  assert_string_equal(o.graph_methods, "");
+  assert_int_equal(o.shared_stream, 0);
+  assert_int_equal(o.share_weights, 1);
+  assert_int_equal(o.log_level, AOTRUN_LOG_INFO);
+  aotrun_option out;
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_LOG_LEVEL, &out);
+  assert_string_equal(out.key, "log_level");
+  assert_string_equal(out.string_value, "info");
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_SHARE_WEIGHTS, &out);
+  assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 1);
+}
+
+static void test_unknown_key(void **state) {
+  (void)state;
+  aotrun_cuda_option_id id;
+  assert_int_equal(aotrun_cuda_option_find("enable_graphs",
+                                           AOTRUN_OPTION_BOOL, 1, 0, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_string_equal(err.message,
+                      "backend cuda has no option 'enable_graphs' (options: "
+                      "enable_cuda_graph_for_method, shared_stream, "
+                      "share_weights, log_level, recapture, "
+                      "cuda_graph_phase)");
+  assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+}
+
+static void test_wrong_type(void **state) {
+  (void)state;
+  aotrun_cuda_option_id id;
+  assert_int_equal(aotrun_cuda_option_find("shared_stream",
+                                           AOTRUN_OPTION_STRING, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'shared_stream' takes a BOOL, got a STRING");
+  assert_int_equal(aotrun_cuda_option_find("enable_cuda_graph_for_method",
+                                           AOTRUN_OPTION_INT, 1, 0, &id,
+                                           &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'enable_cuda_graph_for_method' takes a STRING, "
+                      "got a INT");
+  /* get_option does not check a type. */
+  assert_int_equal(aotrun_cuda_option_find("shared_stream", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(id, AOTRUN_CUDA_OPT_SHARED_STREAM);
+}
+
+static void test_where_options_apply(void **state) {
+  (void)state;
+  aotrun_cuda_option_id id;
+  assert_int_equal(aotrun_cuda_option_find("recapture", AOTRUN_OPTION_BOOL, 1,
+                                           0, &id, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message,
+                      "option 'recapture' can only be set on a method handle");
+  assert_int_equal(aotrun_cuda_option_find("share_weights",
+                                           AOTRUN_OPTION_BOOL, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message,
+                      "option 'share_weights' can only be set backend-wide "
+                      "(method NULL)");
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_phase",
+                                           AOTRUN_OPTION_STRING, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message,
+                      "option 'cuda_graph_phase' can only be set nowhere");
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_phase", 0, 0, 0, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_phase", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(aotrun_cuda_option_find("share_weights", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+}
+
+static void check_list(const char *in, const char *want) {
+  char out[AOTRUN_CUDA_METHOD_LIST_MAX];
+  assert_int_equal(aotrun_cuda_method_list_normalize(in, out, sizeof out,
+                                                     &err),
+                   AOTRUN_OK);
+  assert_string_equal(out, want);
+}
+
+static void test_method_lists(void **state) {
+  (void)state;
+  check_list("forward", "forward");
+  check_list(" forward , decode ", "forward,decode");
+  check_list("forward,,decode,", "forward,decode");
+  check_list(",\t, ,", "");
+  check_list("", "");
+  char out[16];
+  assert_int_equal(aotrun_cuda_method_list_normalize("for ward", out,
+                                                     sizeof out, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'enable_cuda_graph_for_method': method name "
+                      "'for ward' contains a space");
+  assert_int_equal(aotrun_cuda_method_list_normalize(
+                       "aaaaaaaa,bbbbbbbb", out, sizeof out, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'enable_cuda_graph_for_method': the list is "
+                      "longer than 15 bytes");
+  assert_true(aotrun_cuda_method_list_contains("forward,decode", "decode"));
+  assert_true(aotrun_cuda_method_list_contains("forward,decode", "forward"));
+  assert_false(aotrun_cuda_method_list_contains("forward,decode", "dec"));
+  assert_false(aotrun_cuda_method_list_contains("forward2", "forward"));
+  assert_false(aotrun_cuda_method_list_contains("", "forward"));
+  assert_false(aotrun_cuda_method_list_contains("forward", ""));
+}
+
+static void test_store_and_read(void **state) {
+  (void)state;
+  aotrun_cuda_options o;
+  aotrun_cuda_options_default(&o);
+  aotrun_option opt = {"enable_cuda_graph_for_method", AOTRUN_OPTION_STRING,
+                       0, 0, " decode,  forward,"};
+  assert_int_equal(aotrun_cuda_options_store(
+                       &o, AOTRUN_CUDA_OPT_GRAPH_METHODS, &opt, &err),
+                   AOTRUN_OK);
+  aotrun_option out;
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_METHODS, &out);
+  assert_string_equal(out.string_value, "decode,forward");
+  /* A bad list keeps the old value. */
+  opt.string_value = "a b";
+  assert_int_equal(aotrun_cuda_options_store(
+                       &o, AOTRUN_CUDA_OPT_GRAPH_METHODS, &opt, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(o.graph_methods, "decode,forward");
+  aotrun_option lvl = {"log_level", AOTRUN_OPTION_STRING, 0, 0, "WARNING"};
+  assert_int_equal(aotrun_cuda_options_store(&o, AOTRUN_CUDA_OPT_LOG_LEVEL,
+                                             &lvl, &err),
+                   AOTRUN_OK);
+  assert_int_equal(o.log_level, AOTRUN_LOG_WARNING);
+  lvl.string_value = "loud";
+  assert_int_equal(aotrun_cuda_options_store(&o, AOTRUN_CUDA_OPT_LOG_LEVEL,
+                                             &lvl, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'log_level': 'loud' is not debug, info, warning "
+                      "or error");
+  aotrun_option b = {"shared_stream", AOTRUN_OPTION_BOOL, 1, 0, NULL};
+  assert_int_equal(aotrun_cuda_options_store(
+                       &o, AOTRUN_CUDA_OPT_SHARED_STREAM, &b, &err),
+                   AOTRUN_OK);
+  assert_int_equal(o.shared_stream, 1);
+  assert_int_equal(aotrun_cuda_options_store(&o, AOTRUN_CUDA_OPT_RECAPTURE,
+                                             &b, &err),
+                   AOTRUN_ERR_INTERNAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_unknown_key),
+      cmocka_unit_test(test_wrong_type),
+      cmocka_unit_test(test_where_options_apply),
+      cmocka_unit_test(test_method_lists),
+      cmocka_unit_test(test_store_and_read),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

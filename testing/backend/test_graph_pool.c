@@ -1,0 +1,108 @@
+/* test_graph_pool.c: the per-graph pool over fake raw memory. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "backend_cuda/graph_pool.h"
+
+static int g_allocs, g_frees, g_fail;
+
+static void *raw_alloc(void *ctx, size_t bytes) {
+  (void)ctx;
+  if (g_fail) return NULL;
+  g_allocs++;
+  return aligned_alloc(AOTRUN_GRAPH_POOL_ALIGNMENT,
+                       (bytes + 255) / 256 * 256);
+}
+
+static void raw_free(void *ctx, void *ptr) {
+  (void)ctx;
+  g_frees++;
+  free(ptr);
+}
+
+static const aotrun_pool_raw_ops kRaw = {NULL, raw_alloc, raw_free};
+
+static aotrun_graph_pool *make(void) {
+  g_allocs = g_frees = g_fail = 0;
+  aotrun_graph_pool *p = NULL;
+  aotrun_error err;
+  assert_int_equal(aotrun_graph_pool_create(&kRaw, &p, &err), AOTRUN_OK);
+  return p;
+}
+
+static void test_carves_aligned_blocks_from_one_chunk(void **state) {
+  (void)state;
+  aotrun_graph_pool *p = make();
+  char *a = aotrun_graph_pool_alloc(p, 10);
+  char *b = aotrun_graph_pool_alloc(p, 300);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_int_equal((uintptr_t)a % AOTRUN_GRAPH_POOL_ALIGNMENT, 0);
+  assert_int_equal((uintptr_t)b % AOTRUN_GRAPH_POOL_ALIGNMENT, 0);
+  assert_ptr_equal(b, a + 256);
+  assert_int_equal(g_allocs, 1);
+  assert_int_equal(aotrun_graph_pool_reserved(p), AOTRUN_GRAPH_POOL_CHUNK);
+  assert_int_equal(aotrun_graph_pool_in_use(p), 2);
+  aotrun_graph_pool_destroy(p);
+  assert_int_equal(g_frees, 1);
+}
+
+static void test_freed_block_reused_for_same_size(void **state) {
+  (void)state;
+  aotrun_graph_pool *p = make();
+  aotrun_shim_allocator a = aotrun_graph_pool_allocator(p);
+  void *x = a.alloc(a.ctx, 1000, NULL);
+  a.free(a.ctx, x, NULL);
+  assert_int_equal(aotrun_graph_pool_in_use(p), 0);
+  void *y = a.alloc(a.ctx, 1024, NULL); /* same rounded size */
+  assert_ptr_equal(x, y);
+  void *z = a.alloc(a.ctx, 1000, NULL); /* x is taken again */
+  assert_ptr_not_equal(z, y);
+  a.free(a.ctx, NULL, NULL);            /* ignored */
+  a.free(a.ctx, (char *)z + 1, NULL);   /* not a block: ignored */
+  assert_int_equal(aotrun_graph_pool_in_use(p), 2);
+  aotrun_graph_pool_destroy(p);
+}
+
+static void test_grows_and_frees_every_chunk(void **state) {
+  (void)state;
+  aotrun_graph_pool *p = make();
+  assert_non_null(aotrun_graph_pool_alloc(p, AOTRUN_GRAPH_POOL_CHUNK - 256));
+  assert_non_null(aotrun_graph_pool_alloc(p, 512)); /* needs a new chunk */
+  assert_non_null(aotrun_graph_pool_alloc(p, 3 * AOTRUN_GRAPH_POOL_CHUNK));
+  assert_int_equal(g_allocs, 3);
+  assert_int_equal(aotrun_graph_pool_reserved(p),
+                   5 * (size_t)AOTRUN_GRAPH_POOL_CHUNK);
+  g_fail = 1;
+  assert_null(aotrun_graph_pool_alloc(p, 4 * AOTRUN_GRAPH_POOL_CHUNK));
+  assert_null(aotrun_graph_pool_alloc(p, SIZE_MAX));
+  aotrun_graph_pool_destroy(p);
+  assert_int_equal(g_frees, 3);
+  aotrun_graph_pool_destroy(NULL);
+}
+
+static void test_bad_raw_ops(void **state) {
+  (void)state;
+  aotrun_pool_raw_ops raw = {NULL, raw_alloc, NULL};
+  aotrun_graph_pool *p = (aotrun_graph_pool *)&raw;
+  aotrun_error err;
+  assert_int_equal(aotrun_graph_pool_create(&raw, &p, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_null(p);
+  assert_string_equal(err.message, "graph pool: raw memory ops are incomplete");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_carves_aligned_blocks_from_one_chunk),
+      cmocka_unit_test(test_freed_block_reused_for_same_size),
+      cmocka_unit_test(test_grows_and_frees_every_chunk),
+      cmocka_unit_test(test_bad_raw_ops),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

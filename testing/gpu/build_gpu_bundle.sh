@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds (here, on the CPU machine) everything the GPU check runs and copies
+# it into .gpu/ (git-ignored; `carry` it to the GPU machine):
+#   .gpu/bin    aotrun, aotrun_gpu_check, GPU test and benchmark binaries
+#   .gpu/lib    libaotrun_shim.so, libaotrun_cuda.so, libaotrun_cpu_ref.so,
+#               and the Debian libraries the GPU machine lacks (cmocka, cJSON)
+# Then: testing/gpu/run_gpu_check.sh on the GPU machine.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BAZEL=(bazel ${AOTRUN_BAZEL_STARTUP:-})
+targets=(
+  //plugin_api:aotrun
+  //shim_lib:libaotrun_shim.so
+  //backend_cuda:libaotrun_cuda.so
+  //testing/plugins:cpu_ref_plugin
+  //testing/backend:gpu_check
+  //testing/shim:test_shim_cuda
+  //testing/shim:bench_alloc
+  //testing/fallback:test_fallback_cuda
+  //testing/fallback:bench_gemm
+)
+"${BAZEL[@]}" build -c opt "${targets[@]}"
+bin=$("${BAZEL[@]}" info -c opt bazel-bin)
+rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
+copy() { cp -L "$1" "$2" && chmod u+w "$2/$(basename "$1")"; }
+copy "$bin/plugin_api/aotrun" .gpu/bin
+copy "$bin/testing/backend/gpu_check" .gpu/bin
+for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
+         testing/fallback/test_fallback_cuda testing/fallback/bench_gemm; do
+  copy "$bin/$t" .gpu/bin
+done
+copy "$bin/shim_lib/libaotrun_shim.so" .gpu/lib
+copy "$bin/backend_cuda/libaotrun_cuda.so" .gpu/lib
+cp -L "$(find "$bin/testing/plugins" -name 'libaotrun_cpu_ref.so' | head -1)" .gpu/lib/
+for l in libcmocka.so.0 libcjson.so.1; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$l" .gpu/lib/
+done
+du -sh .gpu
