@@ -832,7 +832,7 @@ static aotrun_status check_output_fits(const aotrun_method_runner *r,
                                        const DLTensor *dst,
                                        aotrun_error *err) {
   const aotrun_io_info *decl = &r->io[1][i];
-  char got[64], want[64];
+  char want[64];
   DLDataType src_dtype;
   if (!aotrun_dl_dtype_from_scalar_type(o->dtype, &src_dtype) ||
       !same_dtype(src_dtype, dst->dtype))
@@ -842,7 +842,6 @@ static aotrun_status check_output_fits(const aotrun_method_runner *r,
         decl->name,
         scalar_name(o->dtype) ? scalar_name(o->dtype) : "unknown",
         aotrun_dl_dtype_describe(dst->dtype, want, sizeof want));
-  (void)got;
   if (o->ndim != dst->ndim)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "output %zu (%s) has %lld dims, the caller's "
@@ -926,9 +925,14 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
                                                 size_t num_outputs,
                                                 void *stream,
                                                 aotrun_error *err) {
-  aotrun_status st = check_handle_args(r, r ? r->num_io[0] : 0, num_outputs,
-                                       err);
-  if (st != AOTRUN_OK) return st;
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method handle is NULL");
+  if (num_outputs != r->num_io[1])
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s returns %zu outputs, got %zu",
+                            r->method, r->num_io[1], num_outputs);
+  aotrun_status st = AOTRUN_OK;
   if (num_outputs > 0 && (outputs == NULL || sources == NULL))
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);

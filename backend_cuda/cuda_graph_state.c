@@ -373,7 +373,9 @@ static void turn_off_after_failure(aotrun_graph_state *s, const char *why) {
   s->failed = 1;
   s->phase = AOTRUN_GRAPH_DISABLED;
   s->warmup_left = 0;
-  snprintf(s->reason, sizeof s->reason, "CUDA graph capture failed: %s", why);
+  /* Bounded so the reason always fits (the rest stays in the log). */
+  snprintf(s->reason, sizeof s->reason, "CUDA graph capture failed: %.400s",
+           why);
 }
 
 /* The capture call (phase Warmup, no calls left). */

@@ -93,7 +93,7 @@ AOTITorchError aoti_torch_create_cuda_stream_guard(
   static const char fn[] = "aoti_torch_create_cuda_stream_guard";
   if (!ret) return aotrun_shim_fail("%s: ret_guard is NULL", fn);
   *ret = NULL;
-  int32_t dev;
+  int32_t dev = 0;
   if (aotrun_cuda_resolve_device(fn, device_index, &dev)) return AOTI_TORCH_FAILURE;
   struct CUDAStreamGuardOpaque *g = malloc(sizeof *g);
   if (!g) return aotrun_shim_fail("%s: out of host memory", fn);
@@ -123,7 +123,7 @@ AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index,
                                                   void **ret_stream) {
   static const char fn[] = "aoti_torch_get_current_cuda_stream";
   if (!ret_stream) return aotrun_shim_fail("%s: ret_stream is NULL", fn);
-  int32_t dev;
+  int32_t dev = 0;
   if (aotrun_cuda_resolve_device(fn, device_index, &dev)) return AOTI_TORCH_FAILURE;
   *ret_stream = tls_streams[dev];
   return AOTI_TORCH_SUCCESS;
@@ -133,7 +133,7 @@ AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index,
 
 static AOTITorchError guard_set(const char *fn, struct CUDAGuardOpaque *g,
                                 int32_t device_index) {
-  int32_t dev;
+  int32_t dev = 0;
   if (aotrun_cuda_resolve_device(fn, device_index, &dev)) return AOTI_TORCH_FAILURE;
   cudaError_t e = cudaSetDevice(dev);
   if (e != cudaSuccess) {
@@ -151,7 +151,7 @@ AOTITorchError aoti_torch_create_cuda_guard(int32_t device_index,
   static const char fn[] = "aoti_torch_create_cuda_guard";
   if (!ret) return aotrun_shim_fail("%s: ret_guard is NULL", fn);
   *ret = NULL;
-  int32_t dev;
+  int32_t dev = 0;
   if (aotrun_cuda_resolve_device(fn, device_index, &dev)) return AOTI_TORCH_FAILURE;
   struct CUDAGuardOpaque *g = malloc(sizeof *g);
   if (!g) return aotrun_shim_fail("%s: out of host memory", fn);
@@ -210,7 +210,7 @@ AOTITorchError aoti_torch_get_current_stream(int32_t device_index,
                                              StreamHandle *ret) {
   static const char fn[] = "aoti_torch_get_current_stream";
   if (!ret) return aotrun_shim_fail("%s: ret_stream is NULL", fn);
-  int32_t dev;
+  int32_t dev = 0;
   if (aotrun_cuda_resolve_device(fn, device_index, &dev)) return AOTI_TORCH_FAILURE;
   struct StreamOpaque *s = malloc(sizeof *s);
   if (!s) return aotrun_shim_fail("%s: out of host memory", fn);

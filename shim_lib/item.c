@@ -50,7 +50,7 @@ static AOTITorchError read_element(const char *fn, AtenTensorHandle h,
 static AOTITorchError read_value(const char *fn, AtenTensorHandle h,
                                  aotrun_value *v, double *imag) {
   unsigned char buf[16];
-  int32_t dt;
+  int32_t dt = 0;
   if (read_element(fn, h, buf, &dt)) return AOTI_TORCH_FAILURE;
   *imag = 0.0;
   if (aotrun_dtype_is_real(dt)) {

@@ -186,7 +186,7 @@ int aotrun_tensor_is_dense(const aotrun_tensor_impl *t) {
 
 AOTITorchError aotrun_view_check(const char *fn, const aotrun_storage *s,
                                  int64_t span, int64_t offset, int32_t dtype) {
-  size_t need;
+  size_t need = 0;
   if (aotrun_span_bytes(fn, span, offset, dtype, &need)) return AOTI_TORCH_FAILURE;
   if (span > 0 && need > s->nbytes)
     return aotrun_shim_fail(

@@ -64,7 +64,7 @@ static AOTITorchError wrap_dim(const char *fn, const aotrun_tensor_impl *t,
 AOTITorchError aoti_torch_get_size(AtenTensorHandle h, int64_t d, int64_t *ret) {
   static const char fn[] = "aoti_torch_get_size";
   GETTER_PROLOGUE(fn, h, ret, t);
-  int64_t w;
+  int64_t w = 0;
   if (wrap_dim(fn, t, d, &w)) return AOTI_TORCH_FAILURE;
   *ret = t->sizes[w];
   return AOTI_TORCH_SUCCESS;
@@ -73,7 +73,7 @@ AOTITorchError aoti_torch_get_size(AtenTensorHandle h, int64_t d, int64_t *ret) 
 AOTITorchError aoti_torch_get_stride(AtenTensorHandle h, int64_t d, int64_t *ret) {
   static const char fn[] = "aoti_torch_get_stride";
   GETTER_PROLOGUE(fn, h, ret, t);
-  int64_t w;
+  int64_t w = 0;
   if (wrap_dim(fn, t, d, &w)) return AOTI_TORCH_FAILURE;
   *ret = t->strides[w];
   return AOTI_TORCH_SUCCESS;

@@ -12,19 +12,19 @@ targets=(
   //plugin_api:aotrun
   //shim_lib:libaotrun_shim.so
   //backend_cuda:libaotrun_cuda.so
-  //testing/plugins:cpu_ref_plugin
-  //testing/backend:gpu_check
+  //testing/plugins:libaotrun_cpu_ref.so
+  //testing/backend:aotrun_gpu_check
   //testing/shim:test_shim_cuda
   //testing/shim:bench_alloc
   //testing/fallback:test_fallback_cuda
   //testing/fallback:bench_gemm
 )
-"${BAZEL[@]}" build -c opt "${targets[@]}"
-bin=$("${BAZEL[@]}" info -c opt bazel-bin)
+"${BAZEL[@]}" build -c opt --dynamic_mode=off "${targets[@]}"
+bin=$("${BAZEL[@]}" info -c opt --dynamic_mode=off bazel-bin)
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
 copy() { cp -L "$1" "$2" && chmod u+w "$2/$(basename "$1")"; }
 copy "$bin/plugin_api/aotrun" .gpu/bin
-copy "$bin/testing/backend/gpu_check" .gpu/bin
+copy "$bin/testing/backend/aotrun_gpu_check" .gpu/bin
 for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
          testing/fallback/test_fallback_cuda testing/fallback/bench_gemm; do
   copy "$bin/$t" .gpu/bin

@@ -95,8 +95,23 @@ def io_specs(ep) -> Tuple[List[dict], List[dict]]:
     return inputs, outputs
 
 
+def _has_mutating_op(ep) -> bool:
+    for n in ep.graph.nodes:
+        schema = getattr(n.target, "_schema", None)
+        if n.op == "call_function" and schema is not None and schema.is_mutable:
+            return True
+    return False
+
+
 def writes_buffers(ep) -> bool:
-    return bool(ep.graph_signature.buffers_to_mutate)
+    """True when the program writes a buffer. torch.export's default IR
+    keeps in-place ops (aten.add_ on the buffer) and lists the mutation only
+    after functionalization, so that is run when an in-place op is seen."""
+    if ep.graph_signature.buffers_to_mutate:
+        return True
+    if not _has_mutating_op(ep):
+        return False
+    return bool(ep.run_decompositions({}).graph_signature.buffers_to_mutate)
 
 
 # ---------------------------------------------------------------- constants

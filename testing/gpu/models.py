@@ -1,0 +1,184 @@
+"""The public model suite for aotrun's exporter and GPU tests.
+
+Each Case builds a fresh module on a device and says which methods to
+export, with example inputs (also the inputs of every reference call) and
+optional dynamic shapes. Stateful cases (buffers written per call) are run
+`calls` times eagerly to give the expected outputs of consecutive calls.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass
+class Case:
+    name: str
+    build: Callable[[str], Tuple[nn.Module, Dict[str, Tuple]]]
+    dynamic_shapes: Optional[Callable[[], Dict[str, object]]] = None
+    stateful: bool = False
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _seed():
+    torch.manual_seed(1234)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(16, 32)
+        self.l2 = nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x)))
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.fc = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(torch.relu(self.c1(x)), 2)
+        x = F.max_pool2d(torch.relu(self.c2(x)), 2)
+        return self.fc(torch.flatten(x, 1))
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+        shape = (b, t, self.heads, d // self.heads)
+        q, k, v = (z.reshape(shape).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class Float64Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8, dtype=torch.float64))
+        self.register_buffer("b", torch.randn(16, dtype=torch.float64))
+
+    def forward(self, x):
+        y = x @ self.w + self.b[:8] * self.b[8:]
+        return y, y.float().sum()
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("n", torch.zeros(1))
+
+    def forward(self, x):
+        self.n.add_(1)
+        return self.lin(x) + self.n
+
+
+class EncodeDecode(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 16)
+        self.dec = nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.dec(torch.tanh(self.enc(x)))
+
+    def decode(self, h):
+        return self.dec(h), self.enc.weight.sum()
+
+
+class MaskIndex(nn.Module):
+    def forward(self, x):
+        return x[x > 0] * 2
+
+
+class ItemModel(nn.Module):
+    def forward(self, x):
+        return x * x.abs().max().item()
+
+
+class CounterThenMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("n", torch.zeros(1))
+
+    def forward(self, x):
+        self.n.add_(1)
+        return x[x > self.n], self.n.clone()
+
+
+class CondCpuPredicate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("flag", torch.tensor(True))
+
+    def forward(self, x):
+        return torch.cond(self.flag, lambda t: self.lin(t).relu(),
+                          lambda t: t * 2, (x,))
+
+
+def _plain(cls, *shape, dtype=torch.float32):
+    def build(device):
+        _seed()
+        m = cls().to(device)
+        x = torch.randn(*shape, dtype=dtype, device=device)
+        return m, {"forward": (m.forward, (x,))}
+    return build
+
+
+def _two_methods(device):
+    _seed()
+    m = EncodeDecode().to(device)
+    return m, {"forward": (m.forward, (torch.randn(3, 8, device=device),)),
+               "decode": (m.decode, (torch.randn(3, 16, device=device),))}
+
+
+def _cond_cpu(device):
+    _seed()
+    m = CondCpuPredicate().to(device)
+    m.flag = m.flag.cpu()      # the predicate stays in host memory
+    return m, {"forward": (m.forward, (torch.randn(2, 4, device=device),))}
+
+
+def _mlp_dynamic():
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    return {"forward": {"x": {0: batch}}}
+
+
+CASES = [
+    Case("mlp", _plain(MLP, 4, 16), dynamic_shapes=_mlp_dynamic),
+    Case("cnn", _plain(SmallCNN, 2, 3, 16, 16),
+         notes="convolution: exported with max_autotune + TRITON conv"),
+    Case("transformer", _plain(TransformerBlock, 2, 8, 32),
+         notes="SDPA exported with the math backend"),
+    Case("float64", _plain(Float64Model, 3, 8, dtype=torch.float64)),
+    Case("counter", _plain(Counter, 2, 4), stateful=True),
+    Case("two_methods", _two_methods),
+    Case("mask_index", _plain(MaskIndex, 64)),
+    Case("item", _plain(ItemModel, 5, 3)),
+    Case("counter_mask", _plain(CounterThenMask, 32), stateful=True),
+    Case("cond_cpu_predicate", _cond_cpu),
+]
+
+BY_NAME = {c.name: c for c in CASES}
