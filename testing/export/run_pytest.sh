@@ -32,7 +32,7 @@ if [ -d "$SITE/torch/lib" ]; then
 fi
 export LD_LIBRARY_PATH="${ldpath}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONDONTWRITEBYTECODE=1
-"$PY" -m pytest -q -p no:cacheprovider testing/export "$@"
+"$PY" -m pytest -rs -p no:cacheprovider testing/export "$@"
 rc=$?
 [ "$rc" -eq 5 ] && rc=0   # no tests collected is not a failure here
 exit "$rc"

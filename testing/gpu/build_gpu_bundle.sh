@@ -31,7 +31,7 @@ for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
 done
 copy "$bin/shim_lib/libaotrun_shim.so" .gpu/lib
 copy "$bin/backend_cuda/libaotrun_cuda.so" .gpu/lib
-cp -L "$(find "$bin/testing/plugins" -name 'libaotrun_cpu_ref.so' | head -1)" .gpu/lib/
+copy "$bin/testing/plugins/libaotrun_cpu_ref.so" .gpu/lib
 for l in libcmocka.so.0 libcjson.so.1; do
   cp -L "/usr/lib/x86_64-linux-gnu/$l" .gpu/lib/
 done

@@ -92,7 +92,8 @@ def run_case(case, out_dir, args, log):
     t0 = time.time()
     manifest = export_program(methods, case_dir, dynamic_shapes=dyn,
                               triton_gemm=args.triton_gemm,
-                              shim_exports=args.shim_exports, log=log)
+                              shim_exports=args.shim_exports,
+                              keep_packages=args.keep_packages, log=log)
     ref["export_seconds"] = round(time.time() - t0, 1)
     ref["notes"] = {m: e.get("notes", []) for m, e in manifest["methods"].items()}
     with open(os.path.join(case_dir, "case.json"), "w") as f:
@@ -133,6 +134,8 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="comma-separated case names")
     ap.add_argument("--triton-gemm", action="store_true")
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--keep-packages", action="store_true",
+                    help="keep the .pt2 packages (to time torch's own runner)")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or [c.name for c in models.CASES]
     unknown = [n for n in names if n not in models.BY_NAME]

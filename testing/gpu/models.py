@@ -138,6 +138,24 @@ class CondCpuPredicate(nn.Module):
                           lambda t: t * 2, (x,))
 
 
+class Affine4D(nn.Module):
+    """Elementwise over a 4-D input with dynamic dims 1 and 2: (2,3,4,4) and
+    (2,4,3,4) are both valid inputs of the same byte count (graph shape test)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.linspace(-1, 1, 4))
+
+    def forward(self, x):
+        return x * self.w + 1.0
+
+
+def _dyn4d_shapes():
+    c = torch.export.Dim("c", min=2, max=16)
+    h = torch.export.Dim("h", min=2, max=16)
+    return {"forward": {"x": {1: c, 2: h}}}
+
+
 def _plain(cls, *shape, dtype=torch.float32):
     def build(device):
         _seed()
@@ -179,6 +197,8 @@ CASES = [
     Case("item", _plain(ItemModel, 5, 3)),
     Case("counter_mask", _plain(CounterThenMask, 32), stateful=True),
     Case("cond_cpu_predicate", _cond_cpu),
+    Case("dyn4d", _plain(Affine4D, 2, 3, 4, 4), dynamic_shapes=_dyn4d_shapes,
+         notes="dynamic dims 1 and 2: CUDA graph replay shape check"),
 ]
 
 BY_NAME = {c.name: c for c in CASES}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call, on the GPU machine (torch 2.11 + CUDA 13):
+#   1. exports the public suite with torch (testing/gpu/export_suite.py),
+#   2. runs the GPU unit tests and micro-benchmarks (shim, fallback ops),
+#   3. runs every exported method through aotrun (no graph and CUDA graphs)
+#      and compares each call with eager PyTorch (testing/gpu/run_suite.py),
+#   4. checks the CUDA graph contract (replay, shape refusal, retry),
+#   5. times aotrun against eager PyTorch.
+# Binaries come from testing/gpu/build_gpu_bundle.sh (built on the CPU
+# machine, carried as .gpu/). Results: $OUT/results.md, $OUT/results.json,
+# $OUT/logs.tgz.
+#   device run: bash testing/gpu/run_gpu_check.sh      (carry: [".gpu"])
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${OUT:-/tmp/aotrun-gpu-out}; mkdir -p "$OUT"
+W=${AOTRUN_GPU_WORK:-/tmp/aotrun-gpu}; rm -rf "$W"; mkdir -p "$W/logs"
+B=$ROOT/.gpu
+[ -x "$B/bin/aotrun" ] || { echo "no .gpu bundle: run testing/gpu/build_gpu_bundle.sh first"; exit 2; }
+export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1
+ONLY=${AOTRUN_GPU_ONLY:-}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$W/logs/gpu.txt"
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' | tee -a "$W/logs/gpu.txt"
+
+# 1. Export in the background (CPU-bound compiles) while unit tests run.
+( python3 testing/gpu/export_suite.py "$W/suite" --calls 6 --keep-packages \
+    --shim-exports "$B/lib/libaotrun_shim.so" ${ONLY:+--only "$ONLY"} \
+    > "$W/logs/export.log" 2>&1; echo $? > "$W/logs/export.rc" ) &
+export_pid=$!
+
+# 2. GPU unit tests (CMocka) and micro-benchmarks.
+unit_pass=0; unit_fail=0
+for t in test_shim_cuda test_fallback_cuda; do
+  timeout 300 "$B/bin/$t" > "$W/logs/$t.log" 2>&1; rc=$?
+  n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$W/logs/$t.log" | tail -1)
+  m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$W/logs/$t.log" | tail -1)
+  unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
+  [ "$rc" -ne 0 ] && [ -z "$m" ] && unit_fail=$((unit_fail + 1))
+  echo "$t: rc $rc, passed ${n:-0}, failed ${m:-0}"
+done
+wait "$export_pid"
+"$B/bin/bench_alloc" 20000 > "$W/logs/bench_alloc.log" 2>&1
+"$B/bin/bench_gemm" 100 > "$W/logs/bench_gemm.log" 2>&1
+echo "export: rc $(cat "$W/logs/export.rc")"; tail -n 15 "$W/logs/export.log"
+
+# 3-5. End to end, graph contract, benchmarks.
+python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
+  --calls 6 --results "$OUT/results.json" > "$W/logs/run_suite.out" 2>&1
+suite_rc=$?
+cp "$W/run_suite.log" "$W/logs/" 2>/dev/null
+
+python3 - "$OUT/results.json" "$W" "$unit_pass" "$unit_fail" > "$OUT/results.md" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1])); w = sys.argv[2]
+print("# aotrun GPU check\n")
+print(open(w + "/logs/gpu.txt").read().strip().replace("\n", "  \n"), "\n")
+print(f"GPU unit tests: {sys.argv[3]} passed, {sys.argv[4]} failed\n")
+print("## Export\n\n| case | status |\n| --- | --- |")
+for c, s in res["export"].items():
+    print(f"| {c} | {s} |")
+print("\n## End to end vs eager PyTorch (every call, max over outputs)\n")
+print("| case | method | mode | result | max abs err | max rel err | notes |\n| --- | --- | --- | --- | --- | --- | --- |")
+for r in res["e2e"]:
+    ma = r.get("max_abs"); mr = r.get("max_rel")
+    print(f"| {r['case']} | {r['method']} | {r['mode']} | {'ok' if r['ok'] else 'FAIL'} | "
+          f"{'%.3g' % ma if ma is not None else '-'} | {'%.3g' % mr if mr is not None else '-'} | "
+          f"{'; '.join(r.get('problems', []))[:200]} |")
+print("\n## CUDA graph contract (aotrun_gpu_check)\n")
+for c in res["checks"]:
+    print(f"- {c['check']} on {c['case']}: {'ok' if c['ok'] else 'FAIL'}  ")
+    for l in c["lines"]:
+        print(f"  `{l}`  ")
+print("\n## Latency, median us per call (500 calls)\n")
+print("| case | aotrun no graph | aotrun graph | eager (host io) | eager (device) |\n| --- | --- | --- | --- | --- |")
+f = lambda v: "%.1f" % v if isinstance(v, (int, float)) else "-"
+for b in res["bench"]:
+    print(f"| {b['case']} | {f(b.get('aotrun_nograph'))} | {f(b.get('aotrun_graph'))} | "
+          f"{f(b.get('eager_host_io'))} | {f(b.get('eager_device'))} |")
+PY
+tail -n 40 "$W/logs/run_suite.out"
+tar czf "$OUT/logs.tgz" -C "$W" logs actual 2>/dev/null
+cp "$W/logs/bench_alloc.log" "$W/logs/bench_gemm.log" "$OUT/" 2>/dev/null
+cat "$OUT/results.md" | tail -n 45
+[ "$suite_rc" -eq 0 ] && [ "$unit_fail" -eq 0 ]

@@ -1,0 +1,220 @@
+"""Runs an exported suite (export_suite.py's OUT_DIR) through aotrun on the
+GPU and compares every call with eager PyTorch; times aotrun against eager.
+
+  python3 testing/gpu/run_suite.py SUITE_DIR WORK_DIR --bin .gpu/bin
+        --lib .gpu/lib [--calls 6] [--results results.json]
+
+Per case and method, two modes through `aotrun run --calls K`:
+  nograph  plain execute
+  graph    --option enable_cuda_graph_for_method=<every method>
+and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
+same-byte-count reshape refused (dyn4d), capture failure retried without a
+graph (mask_index, item). Benchmarks: aotrun bench with and without graphs
+versus eager PyTorch (inputs and outputs in host memory for both, so the
+copies are counted on both sides) and eager on device tensors.
+Prints a table last; writes everything to --results.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+
+import compare  # noqa: E402
+
+
+def sh(cmd, log, timeout=300, env=None):
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           env=env)
+        rc, out = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out = 124, f"timeout after {timeout}s: {e}"
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n{out}\n[rc {rc}, {time.time() - t0:.1f}s]\n")
+    return rc, out
+
+
+def compare_calls(suite, case, method, minfo, actual_dir, calls, atol, rtol):
+    """Max errors over every output of every call; None when all match."""
+    worst = {"max_abs": 0.0, "max_rel": 0.0, "ok": True, "problems": []}
+    for k, outs in enumerate(minfo["expected"][:calls]):
+        call_dir = os.path.join(actual_dir, f"call{k}") if calls > 1 else actual_dir
+        for j, rel in enumerate(outs):
+            exp = os.path.join(suite, case, rel)
+            got = os.path.join(call_dir, f"out{j}.npy")
+            if not os.path.exists(got):
+                worst["ok"] = False
+                worst["problems"].append(f"call {k} out {j} missing")
+                continue
+            r = compare.errors(np.load(exp), np.load(got), atol, rtol)
+            worst["max_abs"] = max(worst["max_abs"], r.get("max_abs", 0.0))
+            worst["max_rel"] = max(worst["max_rel"], r.get("max_rel", 0.0))
+            if not r["ok"]:
+                worst["ok"] = False
+                worst["problems"].append(
+                    f"call {k} out {j}: {r.get('problem', 'values differ')} "
+                    f"(max abs {r.get('max_abs', '-')})")
+    return worst
+
+
+def run_method(a, env, case, method, minfo, methods, mode, log):
+    prog = os.path.join(a.suite, case)
+    out = os.path.join(a.work, "actual", mode, case, method)
+    cmd = [os.path.join(a.bin, "aotrun"), "run", prog, "--method", method,
+           "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
+           "--calls", str(a.calls), "--output-dir", out]
+    for p in minfo["inputs"]:
+        cmd += ["--input", os.path.join(prog, p)]
+    if mode == "graph":
+        cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
+    rc, text = sh(cmd, log, env=env)
+    row = {"case": case, "method": method, "mode": mode, "rc": rc}
+    if rc != 0:
+        row.update(ok=False, problems=[text.strip().splitlines()[-1][:300]
+                                       if text.strip() else f"rc {rc}"])
+        return row
+    row.update(compare_calls(a.suite, case, method, minfo, out, a.calls,
+                             a.atol, a.rtol))
+    row["retried"] = "capture failed" in text.lower() or "retry" in text.lower()
+    return row
+
+
+def gpu_check(a, env, mode, case, extra, log):
+    prog = os.path.join(a.suite, case)
+    info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
+    cmd = [os.path.join(a.bin, "aotrun_gpu_check"),
+           os.path.join(a.lib, "libaotrun_cuda.so"), prog, mode]
+    for p in info["inputs"]:
+        cmd += ["--input", os.path.join(prog, p)]
+    if mode != "bench":
+        for p in info["expected"][0]:
+            cmd += ["--expected", os.path.join(prog, p)]
+    rc, text = sh(cmd + extra, log, env=env)
+    lines = [l for l in text.splitlines() if l.startswith(("PASS", "FAIL", "BENCH"))]
+    return {"check": mode, "case": case, "rc": rc, "ok": rc == 0,
+            "lines": lines[-12:]}
+
+
+def aotrun_bench(a, env, case, graph, log):
+    prog = os.path.join(a.suite, case)
+    info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
+    cmd = [os.path.join(a.bin, "aotrun"), "bench", prog,
+           "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
+           "--iterations", str(a.iters), "--warmup", "20"]
+    for p in info["inputs"]:
+        cmd += ["--input", os.path.join(prog, p)]
+    if graph:
+        cmd += ["--option", "enable_cuda_graph_for_method=forward"]
+    rc, text = sh(cmd, log, env=env)
+    m = re.search(r"p50 ([0-9.]+) us", text)
+    return float(m.group(1)) if rc == 0 and m else None
+
+
+def eager_times(case, iters):
+    """Median us per call of eager PyTorch: host in/out (like aotrun run)
+    and device tensors only."""
+    import torch
+    import models
+    module, methods = models.BY_NAME[case].build("cuda")
+    fn, args = methods["forward"]
+    host_args = [x.cpu() for x in args]
+
+    def host_call():
+        outs = fn(*[x.cuda(non_blocking=False) for x in host_args])
+        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+        return [o.cpu() if isinstance(o, torch.Tensor) else o for o in outs]
+
+    def dev_call():
+        fn(*args)
+        torch.cuda.synchronize()
+
+    res = {}
+    with torch.no_grad():
+        for name, f in (("eager_host_io", host_call), ("eager_device", dev_call)):
+            for _ in range(20):
+                f()
+            ts = []
+            for _ in range(iters):
+                t0 = time.perf_counter()
+                f()
+                ts.append((time.perf_counter() - t0) * 1e6)
+            res[name] = statistics.median(ts)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("suite")
+    ap.add_argument("work")
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--calls", type=int, default=6)
+    ap.add_argument("--iters", type=int, default=500)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--results", default="results.json")
+    ap.add_argument("--bench", default="mlp,transformer,cnn,float64,counter")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    log = os.path.join(a.work, "run_suite.log")
+    env = dict(os.environ, AOTRUN_LOG_LEVEL="info")
+    summary = json.load(open(os.path.join(a.suite, "summary.json")))["cases"]
+    results = {"e2e": [], "checks": [], "bench": [], "export": {}}
+    for case, r in summary.items():
+        results["export"][case] = r["status"] if r["status"] == "ok" else r["error"][:300]
+        if r["status"] != "ok":
+            continue
+        methods = list(r["case"]["methods"])
+        for method, minfo in r["case"]["methods"].items():
+            for mode in ("nograph", "graph"):
+                row = run_method(a, env, case, method, minfo, methods, mode, log)
+                results["e2e"].append(row)
+                print(f"{case:20} {method:8} {mode:8} "
+                      f"{'ok' if row['ok'] else 'FAIL'} "
+                      f"abs {row.get('max_abs', '-')} {row.get('problems', '')}",
+                      flush=True)
+    checks = [("replay", "mlp", ["--calls", "8"]),
+              ("shape", "dyn4d", ["--reshape", "0:2,4,3,4"]),
+              ("retry", "mask_index", ["--calls", "6"]),
+              ("retry", "item", ["--calls", "6"]),
+              ("bench", "mlp", ["--iters", str(a.iters * 4)])]
+    for mode, case, extra in checks:
+        if summary.get(case, {}).get("status") == "ok":
+            c = gpu_check(a, env, mode, case, extra, log)
+            results["checks"].append(c)
+            print(f"gpu_check {mode} {case}: {'ok' if c['ok'] else 'FAIL'} "
+                  f"{c['lines'][-3:]}", flush=True)
+    for case in a.bench.split(","):
+        if summary.get(case, {}).get("status") != "ok":
+            continue
+        row = {"case": case,
+               "aotrun_nograph": aotrun_bench(a, env, case, False, log),
+               "aotrun_graph": aotrun_bench(a, env, case, True, log)}
+        try:
+            row.update(eager_times(case, a.iters))
+        except Exception as e:  # report, keep going
+            row["eager_error"] = f"{type(e).__name__}: {e}"[:300]
+        results["bench"].append(row)
+        print("bench", row, flush=True)
+    with open(a.results, "w") as f:
+        json.dump(results, f, indent=1)
+    bad = sum(not r["ok"] for r in results["e2e"]) + \
+        sum(not c["ok"] for c in results["checks"])
+    total = len(results["e2e"]) + len(results["checks"])
+    print(f"{total - bad} passed, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
