@@ -193,6 +193,18 @@ static aotrun_status bind_blob(const aotrun_constant_target *t,
 
 /* ---- bind --------------------------------------------------------------- */
 
+/* True when the method has constants both on cuda and in host memory. */
+static int has_mixed_devices(const aotrun_program_method *m) {
+  int cuda = 0, host = 0;
+  for (size_t i = 0; i < m->num_constants; i++) {
+    if (m->constants[i].device_type == AOTRUN_DEVICE_TYPE_CUDA)
+      cuda = 1;
+    else
+      host = 1;
+  }
+  return cuda && host;
+}
+
 static aotrun_status bind_all(aotrun_method_weights *w,
                               const aotrun_constant_target *t,
                               const aotrun_program_method *m,
@@ -212,8 +224,13 @@ static aotrun_status bind_all(aotrun_method_weights *w,
     s = aotrun_method_weights_check_library(m, infos, n, err);
     free(infos);
     if (s != AOTRUN_OK) return s;
-    s = bind_views(w, t, m, st, views, device_index, err);
-    if (s != AOTRUN_ERR_NOT_SUPPORTED) return s;
+    /* torch 2.11's user-managed hand-over refuses constants on a device
+     * other than the model's ("does not support mixed device constants");
+     * its blob loader keeps cpu constants in a host buffer of their own. */
+    if (!has_mixed_devices(m)) {
+      s = bind_views(w, t, m, st, views, device_index, err);
+      if (s != AOTRUN_ERR_NOT_SUPPORTED) return s;
+    }
   }
   /* No introspection, or no user-managed hand-over: the blob path. */
   aotrun_error_clear(err);

@@ -85,6 +85,8 @@ typedef struct cli_tensors {
   aotrun_npy *in_arrays;
   DLTensor *inputs, *outputs;
   int64_t (*out_shapes)[AOTRUN_MAX_DIMS]; /* backing of outputs[i].shape */
+  int64_t (*out_capacity)[AOTRUN_MAX_DIMS]; /* the allocated shapes */
+  int64_t max_input_numel; /* capacity of data-dependent output dims */
 } cli_tensors;
 
 /* Checks arrays (owned by t afterwards) against the method and allocates
@@ -95,6 +97,9 @@ int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
 int cli_tensors_from_files(const cli_session *s, const cli_options *opts,
                            cli_tensors *t);
 void cli_tensors_free(cli_tensors *t);
+/* Restores every output's shape to its allocated capacity (the backend
+ * writes real dynamic sizes into it): call before each execute. */
+void cli_tensors_reset_shapes(cli_tensors *t);
 /* Prints "<label> <i> (<name>): dtype [d0, d1]" and up to 8 values. */
 void cli_print_tensor(const char *label, size_t index, const char *name,
                       const DLTensor *t, int with_values);

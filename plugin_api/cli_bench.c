@@ -20,6 +20,7 @@ static int by_value(const void *a, const void *b) {
 static int time_runs(const cli_session *s, const cli_options *o,
                      cli_tensors *t, double *times) {
   for (long i = 0; i < o->warmup + o->iterations; i++) {
+    cli_tensors_reset_shapes(t);
     double start = now_us();
     if (aotrun_host_method_execute(s->handle, t->inputs, t->num_inputs,
                                    t->outputs, t->num_outputs) != AOTRUN_OK)

@@ -96,6 +96,11 @@ static int make_output(const cli_session *s, size_t i, const symbols *b,
                  : bound != NULL           ? *bound
                                            : -1;
     }
+    /* A data-dependent dim (e.g. x[mask]: an unbacked symbol no input
+     * binds) gets the largest input's element count as its capacity; the
+     * backend writes the real size, which must fit. */
+    if (shape[d] < 0 && t->max_input_numel > 0)
+      shape[d] = t->max_input_numel;
     if (shape[d] < 0)
       return cli_fail(CLI_EXIT_PROGRAM,
                       "output %zu (%s) dim %d is dynamic (symbol '%s') and "
@@ -117,7 +122,13 @@ static int make_output(const cli_session *s, size_t i, const symbols *b,
   o->ndim = info.ndim;
   o->dtype = info.dtype;
   o->shape = shape;
+  memcpy(t->out_capacity[i], shape, sizeof t->out_capacity[i]);
   return CLI_EXIT_OK;
+}
+
+void cli_tensors_reset_shapes(cli_tensors *t) {
+  for (size_t i = 0; i < t->num_outputs; i++)
+    memcpy(t->out_shapes[i], t->out_capacity[i], sizeof t->out_capacity[i]);
 }
 
 static int count_io(const cli_session *s, int32_t kind, size_t *n) {
@@ -144,7 +155,9 @@ int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
   t->inputs = calloc(num_arrays ? num_arrays : 1, sizeof *t->inputs);
   t->outputs = calloc(outs ? outs : 1, sizeof *t->outputs);
   t->out_shapes = calloc(outs ? outs : 1, sizeof *t->out_shapes);
-  if (rc == CLI_EXIT_OK && (!t->inputs || !t->outputs || !t->out_shapes))
+  t->out_capacity = calloc(outs ? outs : 1, sizeof *t->out_capacity);
+  if (rc == CLI_EXIT_OK &&
+      (!t->inputs || !t->outputs || !t->out_shapes || !t->out_capacity))
     rc = cli_fail(CLI_EXIT_EXECUTE, "out of memory");
   t->num_outputs = rc == CLI_EXIT_OK ? outs : 0;
   symbols *b = calloc(1, sizeof *b);
@@ -157,6 +170,9 @@ int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
                               .ndim = arrays[i].ndim,
                               .dtype = arrays[i].dtype,
                               .shape = arrays[i].shape};
+    int64_t numel = 1;
+    for (int32_t d = 0; d < arrays[i].ndim; d++) numel *= arrays[i].shape[d];
+    if (numel > t->max_input_numel) t->max_input_numel = numel;
   }
   for (size_t i = 0; rc == CLI_EXIT_OK && i < outs; i++)
     rc = make_output(s, i, b, t);
@@ -191,6 +207,7 @@ void cli_tensors_free(cli_tensors *t) {
   free(t->inputs);
   free(t->outputs);
   free(t->out_shapes);
+  free(t->out_capacity);
   memset(t, 0, sizeof *t);
 }
 

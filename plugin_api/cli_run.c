@@ -56,6 +56,7 @@ int cli_run(int argc, char **argv) {
   cli_tensors t;
   rc = cli_tensors_from_files(&s, &o, &t);
   for (long call = 0; rc == CLI_EXIT_OK && call < o.calls; call++) {
+    cli_tensors_reset_shapes(&t);
     aotrun_status st = aotrun_host_method_execute(
         s.handle, t.inputs, t.num_inputs, t.outputs, t.num_outputs);
     if (st != AOTRUN_OK) {

@@ -57,20 +57,23 @@ def compare_calls(suite, case, method, minfo, actual_dir, calls, atol, rtol):
                 worst["ok"] = False
                 worst["problems"].append(f"call {k} out {j} missing")
                 continue
-            r = compare.errors(np.load(exp), np.load(got), atol, rtol)
+            e_arr, g_arr = np.load(exp), np.load(got)
+            r = compare.errors(e_arr, g_arr, atol, rtol)
             worst["max_abs"] = max(worst["max_abs"], r.get("max_abs", 0.0))
             worst["max_rel"] = max(worst["max_rel"], r.get("max_rel", 0.0))
             if not r["ok"]:
                 worst["ok"] = False
                 worst["problems"].append(
                     f"call {k} out {j}: {r.get('problem', 'values differ')} "
-                    f"(max abs {r.get('max_abs', '-')})")
+                    f"(max abs {r.get('max_abs', '-')}; expected "
+                    f"{e_arr.ravel()[:4].tolist()} got {g_arr.ravel()[:4].tolist()})")
     return worst
 
 
 def run_method(a, env, case, method, minfo, methods, mode, log):
     prog = os.path.join(a.suite, case)
     out = os.path.join(a.work, "actual", mode, case, method)
+    os.makedirs(out, exist_ok=True)
     cmd = [os.path.join(a.bin, "aotrun"), "run", prog, "--method", method,
            "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
            "--calls", str(a.calls), "--output-dir", out]
@@ -97,9 +100,8 @@ def gpu_check(a, env, mode, case, extra, log):
            os.path.join(a.lib, "libaotrun_cuda.so"), prog, mode]
     for p in info["inputs"]:
         cmd += ["--input", os.path.join(prog, p)]
-    if mode != "bench":
-        for p in info["expected"][0]:
-            cmd += ["--expected", os.path.join(prog, p)]
+    for p in info["expected"][0]:
+        cmd += ["--expected", os.path.join(prog, p)]
     rc, text = sh(cmd + extra, log, env=env)
     lines = [l for l in text.splitlines() if l.startswith(("PASS", "FAIL", "BENCH"))]
     return {"check": mode, "case": case, "rc": rc, "ok": rc == 0,

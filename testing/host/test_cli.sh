@@ -110,6 +110,13 @@ expect 1 "--option nosuchkey=1:" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --option nosuchkey=1
 expect 1 "--option offset=abc:" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --option offset=abc
+# A data-dependent output dim (a symbol no input binds, like x[mask]'s
+# count) is sized with the largest input's element count as capacity.
+mkdir "$TMP/unbacked"; cp "$PROGRAM/factor.txt" "$TMP/unbacked/"
+sed 's/"shape": \["n"\]}\],$/"shape": ["n"]}],/; s/"name": "y", "dtype": "float32", "shape": \["n"\]/"name": "y", "dtype": "float32", "shape": ["u0"]/' \
+  "$PROGRAM/manifest.json" > "$TMP/unbacked/manifest.json"
+expect 0 "output 0: float32 [4]" \
+  "$AOTRUN" run "$TMP/unbacked" --plugin "$MIN" --input "$TMP/x.npy" --calls 2
 # --calls N writes one folder per call.
 expect 0 "method forward, call 2" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --calls 3 --output-dir "$TMP/outcalls"

@@ -17,6 +17,11 @@
 #include "aot_loader/method_weights.h"
 #include "testing/loader/test_weight_fixture.h"
 
+/* The fixture with every constant on cuda (the user-managed path). */
+static weight_fixture *all_cuda_fixture(void) {
+  return weight_fixture_new("methods.forward.constants.3.device", "\"cuda\"");
+}
+
 static aotrun_method_weights *bind_ok(weight_fixture *f,
                                       const aotrun_program_method *m) {
   aotrun_method_weights *w = NULL;
@@ -32,7 +37,10 @@ static aotrun_method_weights *bind_ok(weight_fixture *f,
 
 static void test_user_managed_views(void **state) {
   (void)state;
-  weight_fixture *f = weight_fixture_new(NULL, NULL);
+  /* Every constant on cuda: views handed over (mixed methods use the blob,
+   * see test_mixed_devices_use_blob). */
+  weight_fixture *f =
+      weight_fixture_new("methods.forward.constants.3.device", "\"cuda\"");
   aotrun_method_weights *w = bind_ok(f, f->forward);
   fake_library *l = &f->lib;
   assert_int_equal(l->set_calls, 1);
@@ -59,30 +67,59 @@ static void test_user_managed_views(void **state) {
   assert_int_equal(l->pair_views[2].dtype, 7);
   assert_memory_equal(l->pair_views[2].data, weight_fixture_bytes(f, "scale"),
                       8);
-  /* The cpu constant: a cpu view of host memory. */
-  const fake_tensor *calls = &l->pair_views[3];
-  assert_int_equal(calls->device_type, 0);
-  assert_int_equal(calls->device_index, 0);
-  assert_memory_equal(calls->data, weight_fixture_bytes(f, "calls"), 4);
-  assert_int_equal(f->cuda_mem.uploads, 3);
-  assert_int_equal(f->host_mem.uploads, 1);
+  assert_int_equal(l->pair_views[3].device_type, 1);
+  assert_int_equal(f->cuda_mem.uploads, 4);
+  assert_int_equal(f->host_mem.uploads, 0);
 
-  assert_int_equal(aotrun_method_weights_num_host_constants(w), 1);
-  assert_string_equal(aotrun_method_weights_host_constant(w, 0), "calls");
-  assert_null(aotrun_method_weights_host_constant(w, 1));
+  assert_int_equal(aotrun_method_weights_num_host_constants(w), 0);
   assert_int_equal(aotrun_method_weights_constants_unlisted(w), 0);
   assert_int_equal(aotrun_method_weights_used_blob(w), 0);
 
   /* Release (after the container is gone) frees the copies. */
   aotrun_method_weights_release(w);
   assert_int_equal(aotrun_weight_cache_num_copies(f->cache), 0);
-  assert_int_equal(f->cuda_mem.frees, 3);
+  assert_int_equal(f->cuda_mem.frees, 4);
+  weight_fixture_free(f);
+}
+
+static void test_all_host_constants_use_views(void **state) {
+  (void)state;
+  /* A cpu model (the fixture): every constant in host memory, as views. */
+  weight_fixture *f = weight_fixture_new(NULL, NULL);
+  aotrun_program_method *m = &f->program->methods[0];
+  for (size_t i = 0; i < m->num_constants; i++)
+    m->constants[i].device_type = AOTRUN_DEVICE_TYPE_CPU;
+  aotrun_method_weights *w = bind_ok(f, f->forward);
+  assert_int_equal(f->lib.set_calls, 1);
+  assert_int_equal(f->lib.blob_calls, 0);
+  assert_int_equal(f->lib.pair_views[3].device_type, 0);
+  assert_int_equal(f->cuda_mem.uploads, 0);
+  assert_int_equal(aotrun_method_weights_num_host_constants(w), 4);
+  aotrun_method_weights_release(w);
+  weight_fixture_free(f);
+}
+
+static void test_mixed_devices_use_blob(void **state) {
+  (void)state;
+  /* cuda constants plus one cpu constant: torch 2.11's user-managed update
+   * refuses mixed devices, so the blob path loads them. */
+  weight_fixture *f = weight_fixture_new(NULL, NULL);
+  aotrun_method_weights *w = bind_ok(f, f->forward);
+  assert_int_equal(f->lib.set_calls, 0);
+  assert_int_equal(f->lib.blob_calls, 1);
+  assert_int_equal(aotrun_method_weights_used_blob(w), 1);
+  assert_int_equal(aotrun_method_weights_constants_unlisted(w), 0);
+  assert_int_equal(aotrun_method_weights_num_host_constants(w), 1);
+  assert_string_equal(aotrun_method_weights_host_constant(w, 0), "calls");
+  assert_memory_equal(f->lib.blob + 192, weight_fixture_bytes(f, "calls"), 4);
+  aotrun_method_weights_release(w);
   weight_fixture_free(f);
 }
 
 static void test_methods_share_fqns(void **state) {
   (void)state;
-  weight_fixture *f = weight_fixture_new(NULL, NULL);
+  weight_fixture *f =
+      weight_fixture_new("methods.forward.constants.3.device", "\"cuda\"");
   aotrun_method_weights *fw = bind_ok(f, f->forward);
   void *weight = f->lib.pair_views[0].data;
   void *bias = f->lib.pair_views[1].data;
@@ -99,7 +136,7 @@ static void test_methods_share_fqns(void **state) {
   assert_ptr_equal(f->lib.pair_views[1].data, bias);
   assert_ptr_not_equal(f->lib.pair_views[0].data, weight);
   assert_int_equal(f->lib.pair_views[0].strides[0], 1);
-  assert_int_equal(f->cuda_mem.uploads, 4); /* 3 + the transposed weight */
+  assert_int_equal(f->cuda_mem.uploads, 5); /* 4 + the transposed weight */
   assert_int_equal(f->log_count, 1);
   assert_string_equal(f->last_log, "weight cache: FQN 'lin.weight' is already "
                       "loaded with sizes [3, 4], this method asks for [4, 3]: "
@@ -190,7 +227,7 @@ static void test_blob_size_mismatch(void **state) {
 
 static void test_user_managed_unsupported_falls_back(void **state) {
   (void)state;
-  weight_fixture *f = weight_fixture_new(NULL, NULL);
+  weight_fixture *f = all_cuda_fixture();
   f->lib.no_user_managed = 1;
   aotrun_method_weights *w = bind_ok(f, f->forward);
   assert_int_equal(f->lib.set_calls, 1);
@@ -222,15 +259,15 @@ static void expect_bind_error(weight_fixture *f, aotrun_status code,
 
 static void test_failures_keep_nothing(void **state) {
   (void)state;
-  weight_fixture *f = weight_fixture_new(NULL, NULL);
+  weight_fixture *f = all_cuda_fixture();
   f->lib.fail_user_managed = 1;
   expect_bind_error(f, AOTRUN_ERR_INTERNAL, "fake "
                     "UpdateUserManagedConstantBufferPairs failed");
-  f = weight_fixture_new(NULL, NULL);
+  f = all_cuda_fixture();
   f->views_state.fail_at = 3;
   expect_bind_error(f, AOTRUN_ERR_INTERNAL, "making a view of constant "
                     "'scale64' (fqn 'scale'): fake view failed");
-  f = weight_fixture_new(NULL, NULL);
+  f = all_cuda_fixture();
   weight_fixture_lib_constant(f, "bias")->data_size = 16;
   expect_bind_error(f, AOTRUN_ERR_INVALID_ARGUMENT, "malformed FQN weight "
                     "metadata: constant 'bias' (fqn 'lin.bias'): nbytes 12 in "
@@ -260,6 +297,8 @@ static void test_bind_arguments(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_user_managed_views),
+      cmocka_unit_test(test_all_host_constants_use_views),
+      cmocka_unit_test(test_mixed_devices_use_blob),
       cmocka_unit_test(test_methods_share_fqns),
       cmocka_unit_test(test_blob_without_introspection),
       cmocka_unit_test(test_blob_all_cuda_is_packed),
