@@ -46,3 +46,11 @@ def test_suite_walk(tmp_path, capsys):
     assert abs(rows[0]["max_abs"] - 1e-6) < 1e-9
     assert rows[1]["case"] == "bad" and "boom" in rows[1]["problem"]
     assert "1 passed, 1 failed" in capsys.readouterr().out
+
+
+def test_errors_zero_dim_outputs():
+    # A 0-d output (e.g. a scalar sum) compares like a 1-element array.
+    r = compare.errors(np.array(1.0, dtype=np.float32),
+                       np.array(1.5, dtype=np.float32), atol=1e-4, rtol=1e-3)
+    assert r["max_abs"] == 0.5 and not r["ok"]
+    assert compare.errors(np.array(True), np.array(True), 0, 0)["ok"]

@@ -28,8 +28,9 @@ def errors(expected, actual, atol, rtol):
         return row
     if actual.dtype != expected.dtype:
         row["problem"] = f"dtype {actual.dtype} != {expected.dtype}"
-    e = expected.astype(np.float64) if expected.dtype != bool else expected.astype(np.int8)
-    a = actual.astype(np.float64) if actual.dtype != bool else actual.astype(np.int8)
+    # atleast_1d: 0-d outputs (a scalar result) compare like 1-element ones.
+    e = np.atleast_1d(expected.astype(np.float64) if expected.dtype != bool else expected.astype(np.int8))
+    a = np.atleast_1d(actual.astype(np.float64) if actual.dtype != bool else actual.astype(np.int8))
     if e.size == 0:
         row.update(max_abs=0.0, max_rel=0.0, ok="problem" not in row)
         return row

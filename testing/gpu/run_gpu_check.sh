@@ -80,6 +80,17 @@ for b in res["bench"]:
           f"{f(b.get('eager_host_io'))} | {f(b.get('eager_device'))} |")
 PY
 tail -n 40 "$W/logs/run_suite.out"
+# The generated wrapper sources (how each model calls the shims), for review.
+mkdir -p "$W/logs/wrappers"
+python3 - "$W/suite" "$W/logs/wrappers" <<'PY'
+import glob, os, sys, zipfile
+for pt2 in glob.glob(os.path.join(sys.argv[1], "*", "*.pt2")):
+    case = os.path.basename(os.path.dirname(pt2))
+    with zipfile.ZipFile(pt2) as z:
+        for n in z.namelist():
+            if n.endswith(".wrapper.cpp"):
+                open(os.path.join(sys.argv[2], f"{case}-{os.path.basename(pt2)}.cpp"), "wb").write(z.read(n))
+PY
 tar czf "$OUT/logs.tgz" -C "$W" logs actual 2>/dev/null
 cp "$W/logs/bench_alloc.log" "$W/logs/bench_gemm.log" "$OUT/" 2>/dev/null
 cat "$OUT/results.md" | tail -n 45
