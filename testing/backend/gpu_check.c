@@ -36,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cuda_runtime_api.h>
+
 #include "plugin_api/aotrun_host.h"
 #include "plugin_api/npy.h"
 
@@ -322,6 +324,68 @@ static double time_calls(session *s, aotrun_method *m, int iters) {
   return (now_us() - t0) / iters;
 }
 
+/* Moves every input and output buffer to device memory (device = 1) or
+ * back to host memory (device = 0); inputs keep their values. */
+static int move_io(session *s, int device) {
+  DLTensor *all[2 * MAX_IO];
+  size_t n = 0;
+  for (size_t i = 0; i < s->ni; i++) all[n++] = &s->in_t[i];
+  for (size_t i = 0; i < s->no; i++) all[n++] = &s->out_t[i];
+  for (size_t k = 0; k < n; k++) {
+    DLTensor *t = all[k];
+    size_t bytes = aotrun_dtype_size(t->dtype);
+    for (int d = 0; d < t->ndim; d++) bytes *= (size_t)t->shape[d];
+    int is_input = k < s->ni;
+    if (device) {
+      void *d = NULL;
+      if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
+          (is_input && cudaMemcpy(d, t->data, bytes, cudaMemcpyHostToDevice) !=
+                           cudaSuccess)) {
+        fail("device io: cudaMalloc/cudaMemcpy of %zu bytes failed", bytes);
+        return -1;
+      }
+      t->data = d;
+      t->device = (DLDevice){kDLCUDA, 0};
+    } else {
+      cudaFree(t->data);
+      t->data = is_input ? s->in[k].data : calloc(1, bytes ? bytes : 1);
+      t->device = (DLDevice){kDLCPU, 0};
+    }
+  }
+  return 0;
+}
+
+/* Like time_calls with device tensors, waiting for the GPU after each
+ * call (as the eager PyTorch timing does). */
+static double time_device_calls(session *s, aotrun_method *m, int iters) {
+  double t0 = now_us();
+  for (int i = 0; i < iters; i++) {
+    if (call_once(s, m, i) != 0) return -1;
+    cudaDeviceSynchronize();
+  }
+  return (now_us() - t0) / iters;
+}
+
+/* no graph vs graph replay with inputs and outputs in device memory. */
+static void bench_device_io(const args *a, session *s) {
+  double us[2] = {-1, -1};
+  for (int graphs = 0; graphs < 2; graphs++) {
+    aotrun_method *m = open_method(a, s, graphs);
+    if (m == NULL) return;
+    if (move_io(s, 1) != 0) {
+      s->api->destroy(m);
+      return;
+    }
+    for (int i = 0; i < 10; i++) call_once(s, m, i);
+    us[graphs] = time_device_calls(s, m, a->iters);
+    s->api->destroy(m);
+    move_io(s, 0);
+  }
+  printf("BENCH: %s: device io: no graph %.2f us/call, graph replay %.2f "
+         "us/call (%.2fx), %d iters\n",
+         a->method, us[0], us[1], us[1] > 0 ? us[0] / us[1] : 0, a->iters);
+}
+
 static void mode_bench(const args *a, session *s) {
   aotrun_method *plain = open_method(a, s, 0);
   if (plain == NULL) return;
@@ -340,6 +404,7 @@ static void mode_bench(const args *a, session *s) {
          "(%.2fx), %d iters, host in/out copies included\n",
          a->method, us_plain, us_graph, us_graph > 0 ? us_plain / us_graph : 0,
          a->iters);
+  bench_device_io(a, s);
 }
 
 static int run_mode(const args *a, session *s) {

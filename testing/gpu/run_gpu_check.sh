@@ -73,11 +73,12 @@ for c in res["checks"]:
     for l in c["lines"]:
         print(f"  `{l}`  ")
 print("\n## Latency, median us per call (500 calls)\n")
-print("| case | aotrun no graph | aotrun graph | eager (host io) | eager (device) |\n| --- | --- | --- | --- | --- |")
+print("aotrun and eager (host io) take host inputs and return host outputs (copies counted); eager (device) and torch AOTI (device) keep tensors on the GPU.\n")
+print("| case | aotrun no graph | aotrun graph | eager (host io) | eager (device) | torch AOTI runner (device) |\n| --- | --- | --- | --- | --- | --- |")
 f = lambda v: "%.1f" % v if isinstance(v, (int, float)) else "-"
 for b in res["bench"]:
     print(f"| {b['case']} | {f(b.get('aotrun_nograph'))} | {f(b.get('aotrun_graph'))} | "
-          f"{f(b.get('eager_host_io'))} | {f(b.get('eager_device'))} |")
+          f"{f(b.get('eager_host_io'))} | {f(b.get('eager_device'))} | {f(b.get('torch_aoti_device'))} |")
 PY
 tail -n 40 "$W/logs/run_suite.out"
 # The generated wrapper sources (how each model calls the shims), for review.

@@ -123,7 +123,7 @@ def aotrun_bench(a, env, case, graph, log):
     return float(m.group(1)) if rc == 0 and m else None
 
 
-def eager_times(case, iters):
+def eager_times(suite, case, iters):
     """Median us per call of eager PyTorch: host in/out (like aotrun run)
     and device tensors only."""
     import torch
@@ -141,9 +141,19 @@ def eager_times(case, iters):
         fn(*args)
         torch.cuda.synchronize()
 
+    calls = [("eager_host_io", host_call), ("eager_device", dev_call)]
+    pt2 = [p for p in os.listdir(os.path.join(suite, case)) if p.endswith(".pt2")]
+    if pt2:  # torch's own AOTInductor runner on the same compiled model
+        runner = torch._inductor.aoti_load_package(
+            os.path.join(suite, case, sorted(pt2)[0]))
+
+        def aoti_call():
+            runner(*args)
+            torch.cuda.synchronize()
+        calls.append(("torch_aoti_device", aoti_call))
     res = {}
     with torch.no_grad():
-        for name, f in (("eager_host_io", host_call), ("eager_device", dev_call)):
+        for name, f in calls:
             for _ in range(20):
                 f()
             ts = []
@@ -204,7 +214,7 @@ def main():
                "aotrun_nograph": aotrun_bench(a, env, case, False, log),
                "aotrun_graph": aotrun_bench(a, env, case, True, log)}
         try:
-            row.update(eager_times(case, a.iters))
+            row.update(eager_times(a.suite, case, a.iters))
         except Exception as e:  # report, keep going
             row["eager_error"] = f"{type(e).__name__}: {e}"[:300]
         results["bench"].append(row)
