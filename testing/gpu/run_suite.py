@@ -143,10 +143,13 @@ def eager_times(suite, case, iters):
 
     calls = [("eager_host_io", host_call), ("eager_device", dev_call)]
     pt2 = [p for p in os.listdir(os.path.join(suite, case)) if p.endswith(".pt2")]
-    if pt2:  # torch's own AOTInductor runner on the same compiled model
+    aoti_error = None
+    try:  # torch's own AOTInductor runner on the same compiled model
         runner = torch._inductor.aoti_load_package(
-            os.path.join(suite, case, sorted(pt2)[0]))
-
+            os.path.join(suite, case, sorted(pt2)[0])) if pt2 else None
+    except Exception as e:  # a link_libtorch=False library may not load
+        runner, aoti_error = None, f"{type(e).__name__}: {e}"[:200]
+    if runner is not None:
         def aoti_call():
             runner(*args)
             torch.cuda.synchronize()
@@ -162,6 +165,8 @@ def eager_times(suite, case, iters):
                 f()
                 ts.append((time.perf_counter() - t0) * 1e6)
             res[name] = statistics.median(ts)
+    if aoti_error:
+        res["torch_aoti_error"] = aoti_error
     return res
 
 
