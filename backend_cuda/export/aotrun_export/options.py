@@ -63,7 +63,10 @@ def inductor_options(*, triton_gemm: bool = False, has_conv: bool = False,
         opts["max_autotune"] = True
         opts["max_autotune_conv_backends"] = "TRITON"
         if not triton_gemm:
-            opts["max_autotune_gemm_backends"] = "ATEN"
+            # Inductor offers its Triton conv templates only when TRITON is
+            # also a GEMM backend (use_triton_template reads the GEMM list);
+            # with "ATEN" alone a conv has no choice at all.
+            opts["max_autotune_gemm_backends"] = "ATEN,TRITON"
         notes.append("the graph has a convolution: max_autotune on with conv "
                      "backend TRITON (the shim has no "
                      "aoti_torch_cuda_convolution)")
