@@ -8,6 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 
+mkdir -p .bazel-links   # .bazelrc: --symlink_prefix=.bazel-links/ (ignored by //...)
 config=()
 [ -n "${AOTRUN_BAZEL_CONFIG:-}" ] && config=(--config="$AOTRUN_BAZEL_CONFIG")
 
@@ -17,7 +18,7 @@ bazel_rc=${PIPESTATUS[0]}
 # Sum CMocka's per-binary summaries (Bazel's own summary line is not read).
 shopt -s globstar nullglob
 p=0; f=0; s=0
-for log in bazel-testlogs/**/test.log; do
+for log in .bazel-links/testlogs/**/test.log; do
   n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$log" | tail -1)
   m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$log" | tail -1)
   k=$(sed -n 's/^\[  SKIPPED \] \([0-9]\+\) test(s), listed below:$/\1/p' "$log" | tail -1)
