@@ -15,6 +15,10 @@
  *                  .item()): every call's outputs match --expected, and
  *                  after call 4 the phase is Disabled (retried without a
  *                  graph, graphs off)
+ *          recapture  as replay for 4 calls, then set_option recapture:
+ *                  the --reshape'd input warms up one step, is captured and
+ *                  replayed (output 0 takes the input's shape, values
+ *                  compared flat), and the old shape is then refused
  *          bench   --iters calls without a graph and --iters graph replays
  *                  on two handles; prints us/call for both and the ratio
  *   flags  --method NAME      (default forward)
@@ -81,7 +85,7 @@ static void fail(const char *fmt, ...) {
 static int usage(void) {
   fprintf(stderr,
           "usage: aotrun_gpu_check PLUGIN.so PROGRAM_DIR "
-          "replay|shape|retry|bench [--method M] --input X.npy... "
+          "replay|shape|retry|recapture|bench [--method M] --input X.npy... "
           "[--expected Y.npy...] [--calls N] [--iters N] [--atol X] "
           "[--rtol X] [--reshape K:D0,D1,...] [--log LEVEL]\n");
   return 2;
@@ -317,6 +321,47 @@ static void mode_shape(const args *a, session *s, aotrun_method *m) {
   if (call_once(s, m, 5) == 0) check_outputs(a, s, 5);
 }
 
+/* recapture: 4 calls (Replay), then set_option recapture; calls with the
+ * --reshape'd input warm up one step, capture and replay the new shape
+ * (output 0 is assumed to take the input's shape, as in the dyn4d model,
+ * and its values are compared flat); the old shape is then refused because
+ * the captured shapes were replaced. */
+static void mode_recapture(const args *a, session *s, aotrun_method *m) {
+  run_calls(a, s, m, 4, "Replay");
+  aotrun_option opt = {"recapture", AOTRUN_OPTION_BOOL, 1, 0, NULL};
+  if (s->api->set_option(m, &opt) != AOTRUN_OK) {
+    fail("set_option recapture: %s", s->api->last_error(m));
+    return;
+  }
+  if (strcmp(phase(s, m), "Warmup") != 0)
+    fail("after recapture the phase is %s, expected Warmup", phase(s, m));
+  DLTensor saved_in = s->in_t[0];
+  int64_t saved_out[AOTRUN_MAX_DIMS];
+  memcpy(saved_out, s->out_shape[0], sizeof saved_out);
+  s->in_t[0].ndim = a->reshape_ndim;
+  s->in_t[0].shape = (int64_t *)a->reshape;
+  s->out_t[0].ndim = a->reshape_ndim;
+  memcpy(s->out_shape[0], a->reshape, sizeof(int64_t) * (size_t)a->reshape_ndim);
+  const char *want[] = {"Warmup", "Replay", "Replay"};
+  for (int c = 0; c < 3; c++) {
+    if (call_once(s, m, 5 + c) != 0) break;
+    check_outputs(a, s, 5 + c);
+    if (strcmp(phase(s, m), want[c]) != 0)
+      fail("recapture call %d: phase %s, expected %s", c + 1, phase(s, m),
+           want[c]);
+  }
+  s->in_t[0] = saved_in;
+  s->out_t[0].ndim = saved_in.ndim;
+  memcpy(s->out_shape[0], saved_out, sizeof saved_out);
+  aotrun_status st = s->api->execute(m, s->in_t, s->ni, s->out_t, s->no);
+  const char *msg = s->api->last_error(m);
+  if (st != AOTRUN_ERR_INVALID_ARGUMENT || strstr(msg, "captured with") == NULL)
+    fail("the old shape after recapture gave status %d (%s), expected a "
+         "refusal naming the new captured shape", (int)st, msg);
+  else
+    printf("PASS: recaptured; old shape refused: %s\n", msg);
+}
+
 static double time_calls(session *s, aotrun_method *m, int iters) {
   double t0 = now_us();
   for (int i = 0; i < iters; i++)
@@ -420,6 +465,8 @@ static int run_mode(const args *a, session *s) {
     run_calls(a, s, m, a->calls < 5 ? 5 : a->calls, "Disabled");
   else if (!strcmp(a->mode, "shape"))
     mode_shape(a, s, m);
+  else if (!strcmp(a->mode, "recapture"))
+    mode_recapture(a, s, m);
   else {
     s->api->destroy(m);
     return -1;

@@ -203,6 +203,7 @@ def main():
                       flush=True)
     checks = [("replay", "mlp", ["--calls", "8"]),
               ("shape", "dyn4d", ["--reshape", "0:2,4,3,4"]),
+              ("recapture", "dyn4d", ["--reshape", "0:2,4,3,4"]),
               ("retry", "mask_index", ["--calls", "6"]),
               ("retry", "item", ["--calls", "6"]),
               ("bench", "mlp", ["--iters", str(a.iters * 4)])]
