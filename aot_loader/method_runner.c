@@ -32,6 +32,7 @@ struct aotrun_method_runner {
   const aotrun_program_method *pm; /* points into program */
   aotrun_model_library *lib;
   aotrun_weight_cache *private_cache;
+  aotrun_weight_cache *cache; /* private_cache or the shared one */
   aotrun_method_weights *weights;
   aotrun_io_info *io[2]; /* [AOTRUN_IO_INPUT], [AOTRUN_IO_OUTPUT] */
   size_t num_io[2];
@@ -339,6 +340,7 @@ static aotrun_status create_steps(aotrun_method_runner *r,
   if (st == AOTRUN_OK) st = load_library(r, err);
   aotrun_weight_cache *cache = NULL;
   if (st == AOTRUN_OK) st = make_cache(r, c->weight_cache, &cache, err);
+  r->cache = cache;
   if (st == AOTRUN_OK) st = bind_weights(r, cache, err);
   return st;
 }
@@ -381,6 +383,11 @@ aotrun_status aotrun_method_runner_create(const aotrun_method_runner_config *c,
 }
 
 /* ---- accessors and io info ---------------------------------------------- */
+
+size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *r) {
+  return r != NULL && r->cache != NULL ? aotrun_weight_cache_num_copies(r->cache)
+                                       : 0;
+}
 
 const char *aotrun_method_runner_method(const aotrun_method_runner *r) {
   return r ? r->method : "";

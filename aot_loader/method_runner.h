@@ -87,6 +87,9 @@ aotrun_status aotrun_method_runner_create(
 void aotrun_method_runner_destroy(aotrun_method_runner *runner);
 
 const char *aotrun_method_runner_method(const aotrun_method_runner *runner);
+/* Device copies held by the runner's weight cache (shared by the methods of
+ * one program when the caller passed one): one per FQN and layout. */
+size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *runner);
 /* The DLPack device of the model's memory ({kDLCPU,0} or {kDLCUDA,N}). */
 DLDevice aotrun_method_runner_device(const aotrun_method_runner *runner);
 int aotrun_method_runner_has_run_single_threaded(

@@ -232,6 +232,14 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
         aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
     return AOTRUN_OK;
   }
+  if (id == AOTRUN_CUDA_OPT_WEIGHT_COPIES) {
+    memset(out, 0, sizeof *out);
+    out->key = aotrun_cuda_option_key(id);
+    out->type = AOTRUN_OPTION_INT;
+    out->int_value =
+        (int64_t)aotrun_method_runner_weight_copies(m->runner);
+    return AOTRUN_OK;
+  }
   aotrun_cuda_options_read(&m->opts, id, out);
   return AOTRUN_OK;
 }

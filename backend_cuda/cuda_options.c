@@ -31,6 +31,8 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
                                    WHERE_METHOD, 0},
     [AOTRUN_CUDA_OPT_GRAPH_PHASE] = {"cuda_graph_phase", AOTRUN_OPTION_STRING,
                                      0, WHERE_METHOD},
+    [AOTRUN_CUDA_OPT_WEIGHT_COPIES] = {"weight_copies", AOTRUN_OPTION_INT, 0,
+                                       WHERE_METHOD},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -79,6 +81,9 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
     if (strcmp(d->key, key) != 0) continue;
     int where = check_type ? d->set_where : d->get_where;
     int here = for_method ? WHERE_METHOD : WHERE_BACKEND;
+    if (where == 0 && check_type)
+      return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
+                              "option '%s' is read-only", key);
     if (!(where & here))
       return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
                               "option '%s' can only be %s %s", key,
@@ -96,7 +101,7 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "backend cuda has no option '%s' (options: "
                           "enable_cuda_graph_for_method, shared_stream, "
                           "share_weights, log_level, recapture, "
-                          "cuda_graph_phase)",
+                          "cuda_graph_phase, weight_copies)",
                           key);
 }
 

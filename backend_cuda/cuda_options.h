@@ -19,6 +19,9 @@
  *        method's CUDA graph, warm up one call and capture again
  *   cuda_graph_phase               STRING  method, read  "Disabled",
  *        "Warmup" or "Replay"
+ *   weight_copies                  INT     method, read  device copies in
+ *        the method's weight cache (shared by the program's methods with
+ *        share_weights: one per FQN and layout)
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -41,6 +44,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_LOG_LEVEL,
   AOTRUN_CUDA_OPT_RECAPTURE,
   AOTRUN_CUDA_OPT_GRAPH_PHASE,
+  AOTRUN_CUDA_OPT_WEIGHT_COPIES,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 

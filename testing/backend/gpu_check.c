@@ -19,6 +19,9 @@
  *                  the --reshape'd input warms up one step, is captured and
  *                  replayed (output 0 takes the input's shape, values
  *                  compared flat), and the old shape is then refused
+ *          share   --method and --method2 of one program share their weight
+ *                  cache: fewer device copies together than alone
+ *                  (get_option weight_copies); outputs stay right
  *          bench   --iters calls without a graph and --iters graph replays
  *                  on two handles; prints us/call for both and the ratio
  *   flags  --method NAME      (default forward)
@@ -49,7 +52,7 @@
 #define EXIT_SKIP 77
 
 typedef struct args {
-  const char *plugin, *program, *mode, *method, *log;
+  const char *plugin, *program, *mode, *method, *method2, *log;
   const char *inputs[MAX_IO], *expected[MAX_IO];
   int num_inputs, num_expected, calls, iters;
   double atol, rtol;
@@ -85,9 +88,9 @@ static void fail(const char *fmt, ...) {
 static int usage(void) {
   fprintf(stderr,
           "usage: aotrun_gpu_check PLUGIN.so PROGRAM_DIR "
-          "replay|shape|retry|recapture|bench [--method M] --input X.npy... "
+          "replay|shape|retry|recapture|share|bench [--method M] --input X.npy... "
           "[--expected Y.npy...] [--calls N] [--iters N] [--atol X] "
-          "[--rtol X] [--reshape K:D0,D1,...] [--log LEVEL]\n");
+          "[--rtol X] [--reshape K:D0,D1,...] [--method2 M] [--log LEVEL]\n");
   return 2;
 }
 
@@ -121,6 +124,7 @@ static int parse_args(int argc, char **argv, args *a) {
     if (v == NULL) return -1;
     i++;
     if (!strcmp(f, "--method")) a->method = v;
+    else if (!strcmp(f, "--method2")) a->method2 = v;
     else if (!strcmp(f, "--input") && a->num_inputs < MAX_IO)
       a->inputs[a->num_inputs++] = v;
     else if (!strcmp(f, "--expected") && a->num_expected < MAX_IO)
@@ -362,6 +366,53 @@ static void mode_recapture(const args *a, session *s, aotrun_method *m) {
     printf("PASS: recaptured; old shape refused: %s\n", msg);
 }
 
+static int64_t weight_copies(session *s, aotrun_method *m) {
+  aotrun_option o;
+  if (s->api->get_option(m, "weight_copies", &o) != AOTRUN_OK) return -1;
+  return o.int_value;
+}
+
+static aotrun_method *init_named(session *s, const char *method) {
+  aotrun_key_value spec = {"method", method};
+  aotrun_method *m = NULL;
+  if (s->api->init(aotrun_program_dir_host_api(s->dir), s->manifest,
+                   s->manifest_size, &spec, 1, &m) != AOTRUN_OK)
+    fail("init %s: %s", method, s->api->last_error(NULL));
+  return m;
+}
+
+/* share: the weight cache of one program is shared by its methods. Each of
+ * --method and --method2 alone holds A and B device copies; loaded together
+ * they hold fewer than A + B (the FQNs they share are uploaded once), and
+ * --method's outputs stay right while and after --method2 lives. */
+static void mode_share(const args *a, session *s, aotrun_method *m) {
+  int64_t alone = weight_copies(s, m);
+  aotrun_method *other = a->method2 ? init_named(s, a->method2) : NULL;
+  if (other == NULL) {
+    fail("share needs --method2");
+    return;
+  }
+  int64_t together = weight_copies(s, other);
+  s->api->destroy(other);
+  s->api->destroy(m);
+  other = init_named(s, a->method2);
+  int64_t other_alone = other ? weight_copies(s, other) : -1;
+  s->api->destroy(other);
+  printf("INFO: weight copies: %s alone %lld, %s alone %lld, together %lld\n",
+         a->method, (long long)alone, a->method2, (long long)other_alone,
+         (long long)together);
+  if (alone < 0 || other_alone < 0 || together < 0)
+    fail("weight_copies could not be read");
+  else if (together >= alone + other_alone || together < alone ||
+           together < other_alone)
+    fail("the methods do not share their weights: %lld together, %lld + "
+         "%lld alone", (long long)together, (long long)alone,
+         (long long)other_alone);
+  else
+    printf("PASS: %s and %s share %lld device copies\n", a->method,
+           a->method2, (long long)(alone + other_alone - together));
+}
+
 static double time_calls(session *s, aotrun_method *m, int iters) {
   double t0 = now_us();
   for (int i = 0; i < iters; i++)
@@ -467,6 +518,16 @@ static int run_mode(const args *a, session *s) {
     mode_shape(a, s, m);
   else if (!strcmp(a->mode, "recapture"))
     mode_recapture(a, s, m);
+  else if (!strcmp(a->mode, "share")) {
+    run_calls(a, s, m, 2, "Warmup");
+    mode_share(a, s, m); /* destroys m */
+    aotrun_method *again = open_method(a, s, 0);
+    if (again != NULL) {
+      if (call_once(s, again, 1) == 0) check_outputs(a, s, 1);
+      s->api->destroy(again);
+    }
+    return 0;
+  }
   else {
     s->api->destroy(m);
     return -1;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugin_api/aotrun_host.h"
 #include "testing/backend/program_fixture.h"
@@ -307,6 +308,40 @@ static void test_init_failures_leave_nothing(void **state) {
   assert_int_equal(count_temp_models(), temps_before);
 }
 
+/* Inits `method` of a copy of the fixture program with `missing` removed;
+ * returns the status and leaves the message in c->api->last_error(NULL). */
+static aotrun_status init_without(ctx *c, const char *missing) {
+  program_fixture p;
+  assert_int_equal(program_fixture_create(&p, g_model_path, "cpu"), 0);
+  char path[600];
+  snprintf(path, sizeof path, "%s/%s", p.dir, missing);
+  assert_int_equal(unlink(path), 0);
+  aotrun_program_dir *dir = NULL;
+  assert_int_equal(aotrun_program_dir_open(p.dir, &dir), AOTRUN_OK);
+  aotrun_program_dir_set_log_level(dir, AOTRUN_LOG_ERROR + 1);
+  aotrun_key_value spec = {"method", "forward"};
+  aotrun_method *m = NULL;
+  aotrun_status st = c->api->init(aotrun_program_dir_host_api(dir),
+                                  p.manifest, p.manifest_size, &spec, 1, &m);
+  assert_null(m);
+  assert_int_equal(aotrun_program_dir_num_mapped(dir), 0);
+  aotrun_program_dir_close(dir);
+  program_fixture_remove(&p);
+  return st;
+}
+
+static void test_missing_files_fail_cleanly(void **state) {
+  ctx *c = *state;
+  int temps_before = count_temp_models();
+  assert_int_equal(init_without(c, "weights.safetensors"),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_non_null(strstr(c->api->last_error(NULL), "weights.safetensors"));
+  assert_int_equal(init_without(c, "forward.so"), AOTRUN_ERR_NOT_FOUND);
+  assert_non_null(strstr(c->api->last_error(NULL), "forward.so"));
+  /* Nothing left in the temp directory by either failed load. */
+  assert_int_equal(count_temp_models(), temps_before);
+}
+
 static void test_options_not_found(void **state) {
   ctx *c = *state;
   init_forward(c);
@@ -346,6 +381,8 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_io_info, setup, teardown),
       cmocka_unit_test_setup_teardown(test_init_failures_leave_nothing, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_missing_files_fail_cleanly, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_options_not_found, setup, teardown),
   };

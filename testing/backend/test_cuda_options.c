@@ -39,7 +39,7 @@ static void test_unknown_key(void **state) {
                       "backend cuda has no option 'enable_graphs' (options: "
                       "enable_cuda_graph_for_method, shared_stream, "
                       "share_weights, log_level, recapture, "
-                      "cuda_graph_phase)");
+                      "cuda_graph_phase, weight_copies)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
@@ -87,7 +87,7 @@ static void test_where_options_apply(void **state) {
                                            &err),
                    AOTRUN_ERR_NOT_SUPPORTED);
   assert_string_equal(err.message,
-                      "option 'cuda_graph_phase' can only be set nowhere");
+                      "option 'cuda_graph_phase' is read-only");
   assert_int_equal(aotrun_cuda_option_find("cuda_graph_phase", 0, 0, 0, &id,
                                            &err),
                    AOTRUN_ERR_NOT_SUPPORTED);
@@ -97,6 +97,20 @@ static void test_where_options_apply(void **state) {
   assert_int_equal(aotrun_cuda_option_find("share_weights", 0, 0, 1, &id,
                                            &err),
                    AOTRUN_OK);
+  /* weight_copies: an INT read on a method handle, never set. */
+  assert_int_equal(aotrun_cuda_option_find("weight_copies", AOTRUN_OPTION_INT,
+                                           1, 1, &id, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message, "option 'weight_copies' is read-only");
+  assert_int_equal(aotrun_cuda_option_find("weight_copies", 0, 0, 0, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message, "option 'weight_copies' can only be read "
+                      "on a method handle");
+  assert_int_equal(aotrun_cuda_option_find("weight_copies", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(id, AOTRUN_CUDA_OPT_WEIGHT_COPIES);
 }
 
 static void check_list(const char *in, const char *want) {

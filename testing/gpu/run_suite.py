@@ -103,7 +103,8 @@ def gpu_check(a, env, mode, case, extra, log):
     for p in info["expected"][0]:
         cmd += ["--expected", os.path.join(prog, p)]
     rc, text = sh(cmd + extra, log, env=env)
-    lines = [l for l in text.splitlines() if l.startswith(("PASS", "FAIL", "BENCH"))]
+    lines = [l for l in text.splitlines()
+             if l.startswith(("PASS", "FAIL", "BENCH", "INFO: weight"))]
     return {"check": mode, "case": case, "rc": rc, "ok": rc == 0,
             "lines": lines[-12:]}
 
@@ -204,6 +205,7 @@ def main():
     checks = [("replay", "mlp", ["--calls", "8"]),
               ("shape", "dyn4d", ["--reshape", "0:2,4,3,4"]),
               ("recapture", "dyn4d", ["--reshape", "0:2,4,3,4"]),
+              ("share", "two_methods", ["--method2", "decode"]),
               ("retry", "mask_index", ["--calls", "6"]),
               ("retry", "item", ["--calls", "6"]),
               ("bench", "mlp", ["--iters", str(a.iters * 4)])]
