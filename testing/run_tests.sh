@@ -18,7 +18,8 @@ bazel_rc=${PIPESTATUS[0]}
 # Sum CMocka's per-binary summaries (Bazel's own summary line is not read).
 shopt -s globstar nullglob
 p=0; f=0; s=0
-for log in .bazel-links/testlogs/**/test.log; do
+testlogs=$(bazel info "${config[@]}" bazel-testlogs 2>/dev/null)
+for log in "$testlogs"/**/test.log; do
   n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$log" | tail -1)
   m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$log" | tail -1)
   k=$(sed -n 's/^\[  SKIPPED \] \([0-9]\+\) test(s), listed below:$/\1/p' "$log" | tail -1)

@@ -19,7 +19,8 @@ targets=(
   //testing/fallback:test_fallback_cuda
   //testing/fallback:bench_gemm
 )
-"${BAZEL[@]}" build -c opt --dynamic_mode=off "${targets[@]}"
+# --symlink_prefix=/: leave the workspace's convenience links alone.
+"${BAZEL[@]}" build -c opt --dynamic_mode=off --symlink_prefix=/ "${targets[@]}"
 bin=$("${BAZEL[@]}" info -c opt --dynamic_mode=off bazel-bin)
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
 copy() { cp -L "$1" "$2" && chmod u+w "$2/$(basename "$1")"; }
