@@ -18,7 +18,9 @@ bazel_rc=${PIPESTATUS[0]}
 # Sum CMocka's per-binary summaries (Bazel's own summary line is not read).
 shopt -s globstar nullglob
 p=0; f=0; s=0
-testlogs=$(bazel info "${config[@]}" bazel-testlogs 2>/dev/null)
+# test-only configs (valgrind) are unknown to `bazel info`: fall back.
+testlogs=$(bazel info "${config[@]}" bazel-testlogs 2>/dev/null) ||
+  testlogs=$(bazel info bazel-testlogs 2>/dev/null)
 for log in "$testlogs"/**/test.log; do
   n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$log" | tail -1)
   m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$log" | tail -1)
@@ -33,6 +35,10 @@ for log in "$testlogs"/**/test.log; do
   fi
 done
 [ "$bazel_rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1   # build failure or crash
+if [ "$bazel_rc" -eq 0 ] && [ $((p + f + s)) -eq 0 ]; then
+  echo "run_tests: bazel passed but no CMocka summary was found under '$testlogs'"
+  f=1; bazel_rc=1
+fi
 
 py_rc=0
 if [ -z "${AOTRUN_BAZEL_CONFIG:-}" ]; then
