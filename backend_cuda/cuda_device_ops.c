@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "shim_lib/aotrun_shim.h"
+
 static const char *kind_name(aotrun_copy_kind kind) {
   switch (kind) {
     case AOTRUN_COPY_HOST_TO_DEVICE: return "host to device";
@@ -40,6 +42,13 @@ aotrun_status aotrun_cuda_synchronize(void *stream, aotrun_error *err) {
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "cudaStreamSynchronize failed: %s",
                             cudaGetErrorString(e));
+  /* Bad data the fallback kernels found (an index out of range) is
+   * reported here, at the first synchronisation after it was written. */
+  int device = 0;
+  char msg[512];
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      aotrun_shim_take_device_error(device, msg, sizeof msg))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT, "%s", msg);
   return AOTRUN_OK;
 }
 

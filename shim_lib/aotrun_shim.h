@@ -77,6 +77,21 @@ typedef struct aotrun_shim_allocator {
 AOTRUN_SHIM_API void aotrun_shim_set_thread_allocator(
     const aotrun_shim_allocator *a);
 
+/* Bad data found on the device (an index out of range in a fallback op) is
+ * reported without a host synchronisation: kernels write a per-device slot
+ * in mapped host memory (shim_lib/device_error.h) and the host reads it
+ * after its next synchronisation.
+ *
+ * The device address of cuda:<device>'s slot (allocated on first use). */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_device_error_slot(int32_t device,
+                                                             void **slot);
+/* After a synchronisation: 1 and the report's message in msg (cap bytes),
+ * clearing the slot, when a kernel on cuda:<device> reported bad data since
+ * the last call; else 0. A report names the op, the argument, the index,
+ * the dim and its size. */
+AOTRUN_SHIM_API int aotrun_shim_take_device_error(int32_t device, char *msg,
+                                                  size_t cap);
+
 /* The rest of the ABI (every aoti_torch_* function) is declared below. */
 
 /* ---- aoti_torch_*: the ABI generated model code calls ----

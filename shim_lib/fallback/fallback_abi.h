@@ -9,6 +9,7 @@
 #ifndef AOTRUN_FALLBACK_ABI_H
 #define AOTRUN_FALLBACK_ABI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shim_lib/aotrun_shim.h"
@@ -35,6 +36,88 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out,
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_index_Tensor(
     AtenTensorHandle self, const AtenTensorHandle **indices,
     int64_t indices_len_, AtenTensorHandle *ret0);
+
+
+/* ---- index family (index_tensor.c, index_put*.c, nonzero.c, masked*.c) ---
+ * Out-of-range integer indices are reported through the device error slot
+ * (aotrun_shim_take_device_error) or, outside a capture, at the op's own
+ * host synchronisation where it has one. */
+
+/* *ret0 = index_put(self, indices, values, accumulate): a new tensor (self
+ * is not modified). indices as in index_Tensor. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_index_put(
+    AtenTensorHandle self, const AtenTensorHandle **indices,
+    int64_t indices_len_, AtenTensorHandle values, int32_t accumulate,
+    AtenTensorHandle *ret0);
+/* out = self with out[indices] = values (or += with accumulate). out may be
+ * self. indices[i] is a handle or NULL for None (shim.h's generic op, CUDA
+ * tensors only here). Without accumulate, repeated indices: the last in
+ * index order wins. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_index_put_out(
+    AtenTensorHandle out, AtenTensorHandle self,
+    const AtenTensorHandle *indices, const uint32_t num_indices,
+    const AtenTensorHandle values, bool accumulate);
+/* *ret0 = the indices of self's non-zero elements, int64 [count, ndim] with
+ * strides (1, count) as ATen's CUDA kernel returns them. Reads the count back:
+ * refuses to run inside a capture. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_nonzero(AtenTensorHandle self,
+                                                       AtenTensorHandle *ret0);
+/* *ret0 = self[mask] after broadcasting self and mask (1-D, contiguous).
+ * Refuses to run inside a capture. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_masked_select(
+    AtenTensorHandle self, AtenTensorHandle mask, AtenTensorHandle *ret0);
+/* *ret0 = self with the True positions of mask (broadcast to self) filled
+ * from source's elements in order. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_masked_scatter(
+    AtenTensorHandle self, AtenTensorHandle mask, AtenTensorHandle source,
+    AtenTensorHandle *ret0);
+
+/* ---- scatter family (scatter*.c): no host synchronisation, usable inside
+ * a captured CUDA graph. out may be self. Deterministic. ---- */
+
+/* out = self; out[..., index[p], ...] = src[p] along dim (last write in
+ * index order wins). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_scatter_src_out(
+    AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+    AtenTensorHandle index, AtenTensorHandle src);
+/* The same with one value for every position. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_scatter_value_out(
+    AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+    AtenTensorHandle index, double value);
+/* reduce: "sum", "prod", "mean", "amax", "amin". */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_scatter_reduce_two_out(
+    AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+    AtenTensorHandle index, AtenTensorHandle src, const char *reduce,
+    int32_t include_self);
+/* shim.h's generic variants (CUDA tensors only here). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scatter_out(AtenTensorHandle out,
+                                                      AtenTensorHandle self,
+                                                      int64_t dim,
+                                                      AtenTensorHandle index,
+                                                      AtenTensorHandle src);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_scatter_reduce_out(
+    AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+    AtenTensorHandle index, AtenTensorHandle src, const char *reduce,
+    int32_t include_self);
+
+/* ---- sort family (sort.c, topk.c) on the radix_sort.h helper ---- */
+
+/* (values, indices) of self sorted along dim; strides follow self's when
+ * self is dense, else dense strides in self's stride order (ATen's rule).
+ * NaN sorts as ATen's CUDA sort orders it. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_sort(AtenTensorHandle self,
+                                                    int64_t dim,
+                                                    int32_t descending,
+                                                    AtenTensorHandle *ret0,
+                                                    AtenTensorHandle *ret1);
+/* stable: NULL (None) or a pointer to 0/1; the sort is always stable. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_sort_stable(
+    AtenTensorHandle self, int32_t *stable, int64_t dim, int32_t descending,
+    AtenTensorHandle *ret0, AtenTensorHandle *ret1);
+/* The k largest (or smallest) along dim, contiguous outputs. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_topk(
+    AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
+    int32_t sorted, AtenTensorHandle *ret0, AtenTensorHandle *ret1);
 
 #ifdef __cplusplus
 }

@@ -78,3 +78,22 @@ AOTITorchError aotrun_fb_contiguous_copy(aotrun_fb_temps *t, const char *what,
   return aotrun_fb_copy(t, what, *data, strides, src, src_strides, sizes, ndim,
                         elem_size, stream);
 }
+
+AOTITorchError aotrun_fb_sort(aotrun_fb_temps *t, const char *what,
+                              const aotrun_fb_sort_pairs_args *a,
+                              cudaStream_t stream) {
+  if (a->n == 0) return AOTI_TORCH_SUCCESS;
+  size_t bytes = 0;
+  cudaError_t e = aotrun_fb_radix_sort_pairs(NULL, &bytes, a, stream);
+  if (e != cudaSuccess)
+    return aotrun_shim_fail("%s: sizing the radix sort of %s failed: %s",
+                            t->op, what, cudaGetErrorString(e));
+  void *temp = NULL;
+  AOTITorchError err = aotrun_fb_temp_bytes(t, bytes, &temp);
+  if (err != AOTI_TORCH_SUCCESS) return err;
+  e = aotrun_fb_radix_sort_pairs(temp, &bytes, a, stream);
+  if (e != cudaSuccess)
+    return aotrun_shim_fail("%s: the radix sort of %s failed: %s", t->op,
+                            what, cudaGetErrorString(e));
+  return AOTI_TORCH_SUCCESS;
+}

@@ -10,8 +10,9 @@
 #include <cuda_runtime_api.h>
 
 #include "shim_lib/fallback/fallback_tensor.h"
+#include "shim_lib/fallback/radix_sort.h"
 
-#define AOTRUN_FB_MAX_TEMPS 8
+#define AOTRUN_FB_MAX_TEMPS 16
 
 typedef struct aotrun_fb_temps {
   const char *op;
@@ -46,5 +47,12 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_contiguous_copy(
     aotrun_fb_temps *t, const char *what, const void *src,
     const int64_t *src_strides, const int64_t *sizes, int64_t ndim,
     int32_t dtype, size_t elem_size, cudaStream_t stream, void **data);
+
+/* Runs the radix sort of radix_sort.h with scratch memory from t (sizing
+ * query, allocation, sort); a failure is an error of t->op naming `what`. */
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_sort(aotrun_fb_temps *t,
+                                               const char *what,
+                                               const aotrun_fb_sort_pairs_args *a,
+                                               cudaStream_t stream);
 
 #endif /* AOTRUN_FALLBACK_TEMP_H */

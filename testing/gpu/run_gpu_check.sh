@@ -40,6 +40,16 @@ for t in test_shim_cuda test_fallback_cuda; do
   [ "$rc" -ne 0 ] && [ -z "$m" ] && unit_fail=$((unit_fail + 1))
   echo "$t: rc $rc, passed ${n:-0}, failed ${m:-0}"
 done
+# 2b. Fallback ops against eager PyTorch (ctypes harness, testing/gpu/ops).
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
+  -p no:cacheprovider testing/gpu/ops > "$W/logs/ops_vs_torch.log" 2>&1
+line=$(grep -E '^=*.*(passed|failed|error).* in [0-9.]+s' "$W/logs/ops_vs_torch.log" | tail -1)
+n=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+m=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
+[ -z "$line" ] && unit_fail=$((unit_fail + 1))
+echo "ops vs torch: ${line:-no pytest summary}"
+grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
 wait "$export_pid"
 "$B/bin/bench_alloc" 20000 > "$W/logs/bench_alloc.log" 2>&1
 "$B/bin/bench_gemm" 100 > "$W/logs/bench_gemm.log" 2>&1

@@ -1,0 +1,84 @@
+"""pytest setup of the GPU op tests: each op of libaotrun_shim.so called
+through ctypes (../shim_ctypes.py) on torch-owned CUDA tensors and compared
+with eager PyTorch. Run on the GPU machine:
+
+    AOTRUN_SHIM_LIB=.gpu/lib/libaotrun_shim.so python3 -m pytest testing/gpu/ops
+
+Every test skips, printing the reason, where torch has no CUDA device or the
+library is missing.
+"""
+
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.dirname(HERE))
+
+
+def _lib_path():
+    return os.environ.get("AOTRUN_SHIM_LIB",
+                          os.path.join(ROOT, ".gpu", "lib", "libaotrun_shim.so"))
+
+
+@pytest.fixture(scope="session")
+def torch():
+    t = pytest.importorskip("torch", exc_type=ImportError)
+    if not t.cuda.is_available():
+        pytest.skip("no usable GPU: torch.cuda.is_available() is False")
+    return t
+
+
+@pytest.fixture(scope="session")
+def shim(torch):
+    from shim_ctypes import Shim
+    path = _lib_path()
+    if not os.path.isfile(path):
+        pytest.skip(f"no shim library at {path} (set AOTRUN_SHIM_LIB)")
+    s = Shim(path)
+    # One stream for the session, current for torch and for the shim, so
+    # torch's reference work and aotrun's ops are ordered on it.
+    ctx = s.stream()
+    ctx.__enter__()
+    yield s
+    ctx.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_device_error(request):
+    """A test must leave no device error report behind (an out-of-range
+    index the test did not expect)."""
+    yield
+    if "shim" in request.fixturenames:
+        s = request.getfixturevalue("shim")
+        left = s.take_device_error()
+        assert left is None, f"unexpected device error report: {left}"
+
+
+def same(a, b, *, bits=False):
+    """True when a and b have the same shape and dtype and equal values
+    (NaN equal to NaN); bits=True also requires identical bit patterns."""
+    import torch as t
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if bits and a.dtype.is_floating_point:
+        w = {2: t.int16, 4: t.int32, 8: t.int64}[a.element_size()]
+        return t.equal(a.contiguous().view(w), b.contiguous().view(w))
+    if a.dtype.is_floating_point:
+        both_nan = a.isnan() & b.isnan()
+        return bool(((a == b) | both_nan).all())
+    return t.equal(a, b)
+
+
+def assert_same(got, want, what="", *, bits=False):
+    assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    if not same(got, want, bits=bits):
+        diff = (got.double() - want.double()).abs()
+        diff = diff.nan_to_num(nan=float("inf"))
+        i = int(diff.argmax()) if diff.numel() else 0
+        raise AssertionError(
+            f"{what}: values differ (max abs diff {float(diff.max()) if diff.numel() else 0} "
+            f"at flat {i}: got {got.flatten()[i].item()} want {want.flatten()[i].item()})")
