@@ -160,6 +160,130 @@ def _dyn4d_shapes():
     return {"forward": {"x": {1: c, 2: h}}}
 
 
+# ---- models that need the index / scatter / sort fallback ops (issue 9) ----
+
+class MoELayer(nn.Module):
+    """Top-2 routing of tokens to 4 expert MLPs in bfloat16: topk, a
+    data-dependent torch.where (nonzero), x[tok] and index_add_. Takes and
+    returns float32 (.npy has no bfloat16)."""
+
+    def __init__(self, d=32, hidden=64, experts=4):
+        super().__init__()
+        self.experts = experts
+        self.gate = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, d, hidden) / d ** 0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, hidden, d) / hidden ** 0.5)
+
+    def forward(self, x):
+        x = x.to(torch.bfloat16)
+        w, idx = torch.topk(self.gate(x).float().softmax(-1), 2, dim=-1)
+        out = torch.zeros_like(x)
+        for e in range(self.experts):
+            tok, slot = torch.where(idx == e)
+            y = torch.relu(x[tok] @ self.w1[e]) @ self.w2[e]
+            out.index_add_(0, tok, (y * w[tok, slot, None]).to(x.dtype))
+        return out.float()
+
+
+class MessagePassing(nn.Module):
+    """A graph layer aggregating neighbour messages with scatter_reduce amax
+    and mean (the index is dst expanded over the features: stride 0)."""
+
+    def __init__(self, f=16):
+        super().__init__()
+        self.msg = nn.Linear(f, f)
+        self.upd = nn.Linear(3 * f, f)
+
+    def forward(self, x, edges):
+        src, dst = edges[0], edges[1]
+        m = torch.relu(self.msg(x[src]))
+        idx = dst[:, None].expand(-1, x.shape[1])
+        amax = torch.zeros_like(x).scatter_reduce(0, idx, m, "amax",
+                                                  include_self=False)
+        mean = torch.zeros_like(x).scatter_reduce(0, idx, m, "mean",
+                                                  include_self=False)
+        return self.upd(torch.cat([x, amax, mean], dim=1))
+
+
+class MaskedStateUpdate(nn.Module):
+    """Only active agents' states go through the update MLP: a mask index of
+    rows and a masked index_put (aoti_torch_index_put_out)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.f = nn.Linear(d, d)
+
+    def forward(self, state, active):
+        new = state.clone()
+        new[active] = torch.tanh(self.f(state[active]))
+        return new
+
+
+class TopKSelector(nn.Module):
+    """Scores items, keeps the best k (topk), sorts a feature (sort) and
+    gathers the chosen items' features."""
+
+    def __init__(self, d=16, k=5):
+        super().__init__()
+        self.k = k
+        self.score = nn.Linear(d, 1)
+
+    def forward(self, items):
+        s = self.score(items).squeeze(-1)               # [batch, n]
+        top, idx = torch.topk(s, self.k, dim=-1)
+        chosen = torch.gather(items, 1, idx[..., None].expand(-1, -1, items.shape[-1]))
+        order, perm = torch.sort(s, dim=-1, descending=True, stable=True)
+        return top, idx, chosen, order, perm
+
+
+class ScatterReduceZoo(nn.Module):
+    """scatter_reduce prod and amin with include_self, on a transposed
+    source, plus nonzero and masked_select."""
+
+    def forward(self, x, index):
+        p = x.scatter_reduce(0, index, x.t()[: index.shape[0], : x.shape[1]] + 1.5,
+                             "prod")
+        m = x.scatter_reduce(1, index.t()[:, :3] % x.shape[1], x[:, :3] * 2,
+                             "amin", include_self=True)
+        return p, m, torch.nonzero(x > 0.5), torch.masked_select(x, x < -0.5)
+
+
+def _moe(device):
+    _seed()
+    m = MoELayer().to(device).to(torch.bfloat16)
+    return m, {"forward": (m.forward, (torch.randn(64, 32, device=device),))}
+
+
+def _gnn(device):
+    _seed()
+    m = MessagePassing().to(device)
+    x = torch.randn(50, 16, device=device)
+    edges = torch.randint(0, 50, (2, 300), device=device)
+    return m, {"forward": (m.forward, (x, edges))}
+
+
+def _masked_update(device):
+    _seed()
+    m = MaskedStateUpdate().to(device)
+    state = torch.randn(40, 8, device=device)
+    active = torch.rand(40, device=device) > 0.4
+    return m, {"forward": (m.forward, (state, active))}
+
+
+def _topk(device):
+    _seed()
+    m = TopKSelector().to(device)
+    return m, {"forward": (m.forward, (torch.randn(3, 40, 16, device=device),))}
+
+
+def _scatter_zoo(device):
+    _seed()
+    m = ScatterReduceZoo().to(device)
+    x = torch.randn(12, 10, device=device)
+    index = torch.randint(0, 12, (6, 10), device=device)
+    return m, {"forward": (m.forward, (x, index))}
+
+
 def _plain(cls, *shape, dtype=torch.float32):
     def build(device):
         _seed()
@@ -203,6 +327,14 @@ CASES = [
     Case("cond_cpu_predicate", _cond_cpu),
     Case("dyn4d", _plain(Affine4D, 2, 3, 4, 4), dynamic_shapes=_dyn4d_shapes,
          notes="dynamic dims 1 and 2: CUDA graph replay shape check"),
+    Case("moe_bf16", _moe, notes="topk, nonzero, index, index_add in bfloat16",
+         extra={"tolerance": (3e-2, 3e-2)}),
+    Case("gnn", _gnn, notes="scatter_reduce amax/mean, expanded index"),
+    Case("masked_update", _masked_update,
+         notes="mask index + masked index_put_out"),
+    Case("topk_selector", _topk, notes="topk, sort, gather"),
+    Case("scatter_zoo", _scatter_zoo,
+         notes="scatter_reduce prod/amin, nonzero, masked_select"),
 ]
 
 BY_NAME = {c.name: c for c in CASES}

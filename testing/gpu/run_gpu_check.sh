@@ -53,6 +53,10 @@ grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
 wait "$export_pid"
 "$B/bin/bench_alloc" 20000 > "$W/logs/bench_alloc.log" 2>&1
 "$B/bin/bench_gemm" 100 > "$W/logs/bench_gemm.log" 2>&1
+# Fallback ops against ATen in one process (docs/benchmarks.md).
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 300 python3 testing/gpu/bench_fallbacks.py \
+  "$OUT/bench_fallbacks.json" "$OUT/bench_fallbacks.md" > "$W/logs/bench_fallbacks.log" 2>&1 ||
+  echo "bench_fallbacks failed: $(tail -n 3 "$W/logs/bench_fallbacks.log")"
 echo "export: rc $(cat "$W/logs/export.rc")"; tail -n 15 "$W/logs/export.log"
 
 # 3-5. End to end, graph contract, benchmarks.
@@ -70,6 +74,10 @@ print(f"GPU unit tests: {sys.argv[3]} passed, {sys.argv[4]} failed\n")
 print("## Export\n\n| case | status |\n| --- | --- |")
 for c, s in res["export"].items():
     print(f"| {c} | {s} |")
+print("\n## Fallback ops each case imports\n")
+for c, names in res.get("fallbacks", {}).items():
+    if names:
+        print(f"- {c}: {', '.join(names)}")
 print("\n## End to end vs eager PyTorch (every call, max over outputs)\n")
 print("| case | method | mode | result | max abs err | max rel err | notes |\n| --- | --- | --- | --- | --- | --- | --- |")
 for r in res["e2e"]:

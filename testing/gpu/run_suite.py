@@ -70,7 +70,7 @@ def compare_calls(suite, case, method, minfo, actual_dir, calls, atol, rtol):
     return worst
 
 
-def run_method(a, env, case, method, minfo, methods, mode, log):
+def run_method(a, env, case, method, minfo, methods, mode, log, tol=None):
     prog = os.path.join(a.suite, case)
     out = os.path.join(a.work, "actual", mode, case, method)
     os.makedirs(out, exist_ok=True)
@@ -87,8 +87,9 @@ def run_method(a, env, case, method, minfo, methods, mode, log):
         row.update(ok=False, problems=[text.strip().splitlines()[-1][:300]
                                        if text.strip() else f"rc {rc}"])
         return row
+    atol, rtol = tol if tol else (a.atol, a.rtol)
     row.update(compare_calls(a.suite, case, method, minfo, out, a.calls,
-                             a.atol, a.rtol))
+                             atol, rtol))
     row["retried"] = "capture failed" in text.lower() or "retry" in text.lower()
     return row
 
@@ -188,15 +189,20 @@ def main():
     log = os.path.join(a.work, "run_suite.log")
     env = dict(os.environ, AOTRUN_LOG_LEVEL="info")
     summary = json.load(open(os.path.join(a.suite, "summary.json")))["cases"]
-    results = {"e2e": [], "checks": [], "bench": [], "export": {}}
+    results = {"e2e": [], "checks": [], "bench": [], "export": {},
+               "fallbacks": {}}
     for case, r in summary.items():
         results["export"][case] = r["status"] if r["status"] == "ok" else r["error"][:300]
         if r["status"] != "ok":
             continue
+        results["fallbacks"][case] = sorted({
+            n for names in r["case"].get("imports", {}).values() for n in names
+            if re.match(r"aoti_torch_(cuda_|index_put|scatter)", n)})
         methods = list(r["case"]["methods"])
         for method, minfo in r["case"]["methods"].items():
             for mode in ("nograph", "graph"):
-                row = run_method(a, env, case, method, minfo, methods, mode, log)
+                row = run_method(a, env, case, method, minfo, methods, mode,
+                                 log, r["case"].get("tolerance"))
                 results["e2e"].append(row)
                 print(f"{case:20} {method:8} {mode:8} "
                       f"{'ok' if row['ok'] else 'FAIL'} "
