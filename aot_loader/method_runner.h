@@ -33,16 +33,11 @@
 #include <dlpack/dlpack.h>
 
 #include "aot_loader/aotrun_error.h"
+#include "aot_loader/dl_dtype.h"
 #include "aot_loader/weight_cache.h"
 #include "plugin_api/aotrun_plugin.h"
 #include "shim_lib/aotrun_shim.h"
 
-/* DLPack >= 0.8 codes that DLPack 0.6 lacks (bool; float8 from 1.1). */
-#define AOTRUN_DL_CODE_BOOL 6
-#define AOTRUN_DL_CODE_FLOAT8_E4M3FN 10
-#define AOTRUN_DL_CODE_FLOAT8_E4M3FNUZ 11
-#define AOTRUN_DL_CODE_FLOAT8_E5M2 12
-#define AOTRUN_DL_CODE_FLOAT8_E5M2FNUZ 13
 
 typedef enum aotrun_copy_kind {
   AOTRUN_COPY_HOST_TO_DEVICE = 0,
@@ -160,15 +155,5 @@ aotrun_status aotrun_method_runner_spec_method(const aotrun_key_value *specs,
                                                size_t num_specs,
                                                const char **method,
                                                aotrun_error *err);
-
-/* ---- DLPack dtypes <-> torch ScalarType ---- */
-
-/* 0 when the ScalarType has no DLPack spelling. */
-int aotrun_dl_dtype_from_scalar_type(int32_t scalar_type, DLDataType *out);
-/* -1 when the DLDataType is not a ScalarType. */
-int32_t aotrun_dl_dtype_to_scalar_type(DLDataType dtype);
-/* "float32", or "DLDataType{code 2, bits 24, lanes 1}"; written to buf. */
-const char *aotrun_dl_dtype_describe(DLDataType dtype, char *buf,
-                                     size_t size);
 
 #endif /* AOTRUN_METHOD_RUNNER_H */

@@ -1,0 +1,391 @@
+/*
+ * method_run.c: one call of a method: fresh input handles (over the
+ * caller's data or staged device copies), the model's run, output copies
+ * into the caller's tensors (see method_runner.h).
+ */
+#include "aot_loader/method_runner_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- input handles ------------------------------------------------------ */
+
+static aotrun_status shim_failed(aotrun_error *err, aotrun_status code,
+                                 const char *what, size_t i) {
+  return aotrun_error_set(err, code, "%s for input/output %zu failed: %s",
+                          what, i, aotrun_shim_last_error());
+}
+
+static void *data_of(const DLTensor *t) {
+  return t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
+}
+
+static void contiguous_strides(int32_t ndim, const int64_t *shape,
+                               int64_t *strides) {
+  int64_t s = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= shape[d] > 1 ? shape[d] : 1;
+  }
+}
+
+static int32_t shim_device_type(DLDeviceType t) {
+  return runner_host_memory(t) ? SHIM_DEVICE_CPU : SHIM_DEVICE_CUDA;
+}
+
+/* A non-owning handle over t's memory, contiguous. */
+static aotrun_status view_of(const DLTensor *t, size_t i,
+                             AtenTensorHandle *out, aotrun_error *err) {
+  int64_t strides[AOTRUN_MAX_DIMS];
+  contiguous_strides(t->ndim, t->shape, strides);
+  AOTITorchError rc = aoti_torch_create_tensor_from_blob_v2(
+      data_of(t), t->ndim, t->shape, strides, 0,
+      aotrun_dl_dtype_to_scalar_type(t->dtype),
+      shim_device_type(t->device.device_type),
+      runner_host_memory(t->device.device_type) ? 0 : t->device.device_id, out,
+      LAYOUT_STRIDED, NULL, 0);
+  if (rc != AOTI_TORCH_SUCCESS || *out == NULL) {
+    *out = NULL;
+    return shim_failed(err, AOTRUN_ERR_INTERNAL,
+                       "aoti_torch_create_tensor_from_blob_v2", i);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status copy_bytes(aotrun_method_runner *r, void *dst,
+                                const void *src, size_t bytes,
+                                aotrun_copy_kind kind, void *stream,
+                                aotrun_error *err) {
+  if (bytes == 0) return AOTRUN_OK;
+  if (r->ops.copy != NULL)
+    return r->ops.copy(r->ops.ctx, dst, src, bytes, kind, stream, err);
+  if (kind != AOTRUN_COPY_HOST_TO_HOST)
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
+                            "method %s: no device copy for copy kind %d",
+                            r->method, (int)kind);
+  memcpy(dst, src, bytes);
+  return AOTRUN_OK;
+}
+
+/* A device copy of host input t, in a fresh tensor the model will own. */
+static aotrun_status staged_input(aotrun_method_runner *r, const DLTensor *t,
+                                  size_t i, void *stream,
+                                  AtenTensorHandle *out, aotrun_error *err) {
+  int64_t strides[AOTRUN_MAX_DIMS];
+  contiguous_strides(t->ndim, t->shape, strides);
+  AOTITorchError rc = aoti_torch_empty_strided(
+      t->ndim, t->shape, strides, aotrun_dl_dtype_to_scalar_type(t->dtype),
+      SHIM_DEVICE_CUDA, r->device.device_id, out);
+  if (rc != AOTI_TORCH_SUCCESS || *out == NULL) {
+    *out = NULL;
+    return shim_failed(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                       "staging (aoti_torch_empty_strided)", i);
+  }
+  void *dst = NULL;
+  (void)aoti_torch_get_data_ptr(*out, &dst);
+  size_t bytes = runner_numel(t->ndim, t->shape) * aotrun_dl_itemsize(t->dtype);
+  aotrun_status st = copy_bytes(r, dst, data_of(t), bytes,
+                                AOTRUN_COPY_HOST_TO_DEVICE, stream, err);
+  if (st != AOTRUN_OK) {
+    aoti_torch_delete_tensor_object(*out);
+    *out = NULL;
+    return aotrun_error_prefix(err, "staging input %zu: ", i);
+  }
+  return AOTRUN_OK;
+}
+
+void aotrun_method_runner_delete_handles(AtenTensorHandle *handles,
+                                         size_t n) {
+  if (handles == NULL) return;
+  for (size_t i = 0; i < n; i++) {
+    if (handles[i] != NULL) aoti_torch_delete_tensor_object(handles[i]);
+    handles[i] = NULL;
+  }
+}
+
+/* Fresh handles for one call: views of model-device memory, staged copies
+ * of host memory on a cuda runner. */
+static aotrun_status input_handles(aotrun_method_runner *r,
+                                   const DLTensor *inputs, size_t n,
+                                   void *stream, int allow_staging,
+                                   AtenTensorHandle *h, aotrun_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    const DLTensor *t = &inputs[i];
+    aotrun_status st;
+    if (runner_is_cuda(r) && runner_host_memory(t->device.device_type)) {
+      if (!allow_staging)
+        st = aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                              "input %zu is in host memory; run_handles "
+                              "takes %s memory",
+                              i, r->device_str);
+      else
+        st = staged_input(r, t, i, stream, &h[i], err);
+    } else {
+      st = view_of(t, i, &h[i], err);
+    }
+    if (st != AOTRUN_OK) {
+      aotrun_method_runner_delete_handles(h, i);
+      return st;
+    }
+  }
+  return AOTRUN_OK;
+}
+
+/* The shim's current stream for staging and strided copies (cuda only). */
+static aotrun_status open_guard(aotrun_method_runner *r, void *stream,
+                                CUDAStreamGuardHandle *g, aotrun_error *err) {
+  *g = NULL;
+  if (!runner_is_cuda(r)) return AOTRUN_OK;
+  if (aoti_torch_create_cuda_stream_guard(stream, r->device.device_id, g) !=
+      AOTI_TORCH_SUCCESS) {
+    *g = NULL;
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "method %s: cannot make %s's stream current: %s",
+                            r->method, r->device_str,
+                            aotrun_shim_last_error());
+  }
+  return AOTRUN_OK;
+}
+
+static void close_guard(CUDAStreamGuardHandle g) {
+  if (g != NULL) (void)aoti_torch_delete_cuda_stream_guard(g);
+}
+
+static aotrun_status run_model(aotrun_method_runner *r, AtenTensorHandle *in,
+                               size_t n_in, AtenTensorHandle *out,
+                               size_t n_out, void *stream,
+                               aotrun_error *err) {
+  /* The model steals `in`, even when it fails. */
+  aotrun_status st =
+      aotrun_model_library_run(r->lib, in, n_in, out, n_out, stream, err);
+  if (st != AOTRUN_OK)
+    return aotrun_error_prefix(err, "method %s: ", r->method);
+  return AOTRUN_OK;
+}
+
+static aotrun_status check_handle_args(const aotrun_method_runner *r,
+                                       size_t n_in, size_t n_out,
+                                       aotrun_error *err) {
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method handle is NULL");
+  if (n_in != r->num_io[0] || n_out != r->num_io[1])
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s takes %zu inputs and %zu outputs, got "
+                            "%zu and %zu",
+                            r->method, r->num_io[0], r->num_io[1], n_in,
+                            n_out);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_method_runner_run_handles(aotrun_method_runner *r,
+                                               const DLTensor *inputs,
+                                               size_t num_inputs,
+                                               AtenTensorHandle *outputs,
+                                               size_t num_outputs,
+                                               void *stream,
+                                               aotrun_error *err) {
+  aotrun_status st = check_handle_args(r, num_inputs, num_outputs, err);
+  if (st != AOTRUN_OK) return st;
+  AtenTensorHandle *h = calloc(num_inputs + 1, sizeof *h);
+  if (h == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory running %s", r->method);
+  st = input_handles(r, inputs, num_inputs, stream, 0, h, err);
+  if (st == AOTRUN_OK)
+    st = run_model(r, h, num_inputs, outputs, num_outputs, stream, err);
+  free(h);
+  return st;
+}
+
+/* ---- output copies ------------------------------------------------------ */
+
+/* What the shim says about one model output. */
+typedef struct out_desc {
+  int32_t dtype;
+  int64_t ndim;
+  int64_t *sizes;
+  int64_t *strides;
+  void *data;
+  int32_t device_type;
+} out_desc;
+
+static aotrun_status describe_output(AtenTensorHandle h, size_t i,
+                                     out_desc *o, aotrun_error *err) {
+  if (h == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
+                            "output %zu: the model returned no tensor", i);
+  if (aoti_torch_get_dtype(h, &o->dtype) || aoti_torch_get_dim(h, &o->ndim) ||
+      aoti_torch_get_sizes(h, &o->sizes) ||
+      aoti_torch_get_strides(h, &o->strides) ||
+      aoti_torch_get_data_ptr(h, &o->data) ||
+      aoti_torch_get_device_type(h, &o->device_type))
+    return shim_failed(err, AOTRUN_ERR_INTERNAL,
+                       "reading the model's output tensor", i);
+  return AOTRUN_OK;
+}
+
+static aotrun_status check_output_fits(const aotrun_method_runner *r,
+                                       size_t i, const out_desc *o,
+                                       const DLTensor *dst,
+                                       aotrun_error *err) {
+  const aotrun_io_info *decl = &r->io[1][i];
+  char want[64];
+  DLDataType src_dtype;
+  if (!aotrun_dl_dtype_from_scalar_type(o->dtype, &src_dtype) ||
+      !aotrun_dl_same_dtype(src_dtype, dst->dtype))
+    return aotrun_error_set(
+        err, AOTRUN_ERR_INVALID_ARGUMENT,
+        "output %zu (%s) has dtype %s, the caller's tensor has %s", i,
+        decl->name,
+        aotrun_dl_scalar_name(o->dtype) ? aotrun_dl_scalar_name(o->dtype) : "unknown",
+        aotrun_dl_dtype_describe(dst->dtype, want, sizeof want));
+  if (o->ndim != dst->ndim)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "output %zu (%s) has %lld dims, the caller's "
+                            "tensor has %d",
+                            i, decl->name, (long long)o->ndim,
+                            (int)dst->ndim);
+  if (dst->ndim > 0 && dst->shape == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "output %zu (%s) has no shape array", i,
+                            decl->name);
+  for (int32_t d = 0; d < dst->ndim; d++) {
+    int dynamic = d < decl->ndim && decl->shape[d] == AOTRUN_DYNAMIC_DIM;
+    int64_t real = o->sizes[d], room = dst->shape[d];
+    if (dynamic ? real > room : real != room)
+      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                              "output %zu (%s) has size %lld in dim %d, the "
+                              "caller's tensor has %s%lld",
+                              i, decl->name, (long long)real, (int)d,
+                              dynamic ? "room for " : "", (long long)room);
+  }
+  if (!runner_is_compact(dst->ndim, dst->shape, dst->strides))
+    return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
+                            "output %zu (%s) is not contiguous (row-major "
+                            "strides are required)",
+                            i, decl->name);
+  if (dst->data == NULL && runner_numel(dst->ndim, o->sizes) > 0)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "output %zu (%s) has no data", i, decl->name);
+  return aotrun_runner_check_device(r, "output", i, decl->name, dst->device, err);
+}
+
+static aotrun_copy_kind kind_of(int32_t src_shim_device, DLDeviceType dst) {
+  int src_host = src_shim_device == SHIM_DEVICE_CPU;
+  int dst_host = runner_host_memory(dst);
+  if (src_host && dst_host) return AOTRUN_COPY_HOST_TO_HOST;
+  if (src_host) return AOTRUN_COPY_HOST_TO_DEVICE;
+  if (dst_host) return AOTRUN_COPY_DEVICE_TO_HOST;
+  return AOTRUN_COPY_DEVICE_TO_DEVICE;
+}
+
+/* Copies one output (checked) and writes its real sizes. */
+static aotrun_status copy_one_output(aotrun_method_runner *r, size_t i,
+                                     AtenTensorHandle src, const out_desc *o,
+                                     DLTensor *dst, void *stream,
+                                     aotrun_error *err) {
+  int32_t ndim = (int32_t)o->ndim;
+  aotrun_status st = AOTRUN_OK;
+  for (int32_t d = 0; d < ndim; d++) dst->shape[d] = o->sizes[d];
+  size_t n = runner_numel(ndim, o->sizes);
+  if (n == 0) return AOTRUN_OK;
+  if (runner_is_compact(ndim, o->sizes, o->strides)) {
+    st = copy_bytes(r, data_of(dst), o->data, n * aotrun_dl_itemsize(dst->dtype),
+                    kind_of(o->device_type, dst->device.device_type), stream,
+                    err);
+  } else {
+    /* Strided source: the shim's copy_ handles any strides and devices. */
+    AtenTensorHandle view = NULL;
+    st = view_of(dst, i, &view, err);
+    if (st == AOTRUN_OK && aoti_torch_copy_(view, src, 0) != AOTI_TORCH_SUCCESS)
+      st = shim_failed(err, AOTRUN_ERR_INTERNAL, "aoti_torch_copy_", i);
+    if (view != NULL) aoti_torch_delete_tensor_object(view);
+  }
+  if (st != AOTRUN_OK)
+    return aotrun_error_prefix(err, "output %zu (%s): ", i,
+                               r->io[1][i].name);
+  return AOTRUN_OK;
+}
+
+static aotrun_status synchronize(aotrun_method_runner *r, void *stream,
+                                 aotrun_error *err) {
+  if (r->ops.synchronize == NULL) return AOTRUN_OK;
+  aotrun_status st = r->ops.synchronize(r->ops.ctx, stream, err);
+  if (st != AOTRUN_OK)
+    return aotrun_error_prefix(err, "method %s: ", r->method);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
+                                                AtenTensorHandle *sources,
+                                                DLTensor *outputs,
+                                                size_t num_outputs,
+                                                void *stream,
+                                                aotrun_error *err) {
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method handle is NULL");
+  if (num_outputs != r->num_io[1])
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s returns %zu outputs, got %zu",
+                            r->method, r->num_io[1], num_outputs);
+  aotrun_status st = AOTRUN_OK;
+  if (num_outputs > 0 && (outputs == NULL || sources == NULL))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s: the outputs array is NULL", r->method);
+  out_desc *d = calloc(num_outputs + 1, sizeof *d);
+  if (d == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory copying the outputs of %s",
+                            r->method);
+  /* Every output is checked before the first byte is written. */
+  for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++) {
+    st = describe_output(sources[i], i, &d[i], err);
+    if (st == AOTRUN_OK) st = check_output_fits(r, i, &d[i], &outputs[i], err);
+  }
+  CUDAStreamGuardHandle guard = NULL;
+  if (st == AOTRUN_OK) st = open_guard(r, stream, &guard, err);
+  for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++)
+    st = copy_one_output(r, i, sources[i], &d[i], &outputs[i], stream, err);
+  close_guard(guard);
+  free(d);
+  if (st != AOTRUN_OK) return st;
+  return synchronize(r, stream, err);
+}
+
+/* ---- the whole call ----------------------------------------------------- */
+
+aotrun_status aotrun_method_runner_run(aotrun_method_runner *r,
+                                       const DLTensor *inputs,
+                                       size_t num_inputs, DLTensor *outputs,
+                                       size_t num_outputs, void *stream,
+                                       aotrun_error *err) {
+  aotrun_status st = aotrun_method_runner_check_inputs(r, inputs, num_inputs,
+                                                       err);
+  if (st != AOTRUN_OK) return st;
+  st = check_handle_args(r, num_inputs, num_outputs, err);
+  if (st != AOTRUN_OK) return st;
+  if (num_outputs > 0 && outputs == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s: the outputs array is NULL", r->method);
+  AtenTensorHandle *in = calloc(num_inputs + 1, sizeof *in);
+  AtenTensorHandle *out = calloc(num_outputs + 1, sizeof *out);
+  CUDAStreamGuardHandle guard = NULL;
+  if (in == NULL || out == NULL)
+    st = aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                          "out of memory running %s", r->method);
+  if (st == AOTRUN_OK) st = open_guard(r, stream, &guard, err);
+  if (st == AOTRUN_OK)
+    st = input_handles(r, inputs, num_inputs, stream, 1, in, err);
+  close_guard(guard);
+  if (st == AOTRUN_OK)
+    st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_method_runner_copy_outputs(r, out, outputs, num_outputs,
+                                           stream, err);
+  aotrun_method_runner_delete_handles(out, num_outputs);
+  free(in);
+  free(out);
+  return st;
+}

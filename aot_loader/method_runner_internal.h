@@ -1,0 +1,70 @@
+/*
+ * method_runner_internal.h: the method runner's state, shared by its three
+ * files: method_runner.c (create, destroy, io info), method_inputs.c (input
+ * validation, before anything runs) and method_run.c (handles, the model
+ * call, output copies).
+ */
+#ifndef AOTRUN_METHOD_RUNNER_INTERNAL_H
+#define AOTRUN_METHOD_RUNNER_INTERNAL_H
+
+#include "aot_loader/method_runner.h"
+#include "aot_loader/method_weights.h"
+#include "aot_loader/model_library.h"
+#include "aot_loader/program.h"
+
+#define LAYOUT_STRIDED 0   /* DESIGN.md §2.3 */
+#define SHIM_DEVICE_CPU 0
+#define SHIM_DEVICE_CUDA 1
+#define DEVICE_STR_MAX 32
+
+struct aotrun_method_runner {
+  const aotrun_host_api *host;
+  char *method;
+  char device_str[DEVICE_STR_MAX];
+  DLDevice device;
+  aotrun_runner_device_ops ops;
+  aotrun_program *program;
+  const aotrun_program_method *pm; /* points into program */
+  aotrun_model_library *lib;
+  aotrun_weight_cache *private_cache;
+  aotrun_weight_cache *cache; /* private_cache or the shared one */
+  aotrun_method_weights *weights;
+  aotrun_io_info *io[2]; /* [AOTRUN_IO_INPUT], [AOTRUN_IO_OUTPUT] */
+  size_t num_io[2];
+};
+
+/* Host memory, or this runner's CUDA device; `what` is "input" or
+ * "output" in the message (method_inputs.c). */
+aotrun_status aotrun_runner_check_device(const aotrun_method_runner *r,
+                                         const char *what, size_t i,
+                                         const char *name, DLDevice dev,
+                                         aotrun_error *err);
+
+static inline int runner_is_cuda(const aotrun_method_runner *r) {
+  return r->device.device_type == kDLCUDA;
+}
+
+static inline int runner_host_memory(DLDeviceType t) {
+  return t == kDLCPU || t == kDLCUDAHost;
+}
+
+/* Row-major strides for shape, or 1 when strides is NULL / compact (size-1
+ * dims may have any stride). */
+static inline int runner_is_compact(int32_t ndim, const int64_t *shape,
+                      const int64_t *strides) {
+  if (strides == NULL) return 1;
+  int64_t expect = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    if (shape[d] != 1 && strides[d] != expect) return 0;
+    expect *= shape[d];
+  }
+  return 1;
+}
+
+static inline size_t runner_numel(int32_t ndim, const int64_t *shape) {
+  size_t n = 1;
+  for (int32_t d = 0; d < ndim; d++) n *= (size_t)shape[d];
+  return n;
+}
+
+#endif /* AOTRUN_METHOD_RUNNER_INTERNAL_H */
