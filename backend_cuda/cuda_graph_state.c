@@ -214,8 +214,11 @@ void aotrun_graph_state_set_enabled(aotrun_graph_state *s, int enabled) {
     return;
   }
   if (s->forbidden) {
-    logf_(s, AOTRUN_LOG_INFO,
-          "method %s runs without a CUDA graph: %s", s->method, s->reason);
+    /* Said once, when graphs are first asked for (forbid() says it when
+     * they were asked for before). */
+    if (!s->enabled)
+      logf_(s, AOTRUN_LOG_INFO, "method %s runs without a CUDA graph: %s",
+            s->method, s->reason);
     s->enabled = 1;
     return;
   }
@@ -235,8 +238,9 @@ void aotrun_graph_state_forbid(aotrun_graph_state *s, const char *reason) {
   s->phase = AOTRUN_GRAPH_DISABLED;
   s->warmup_left = 0;
   snprintf(s->reason, sizeof s->reason, "%s", reason ? reason : "");
-  logf_(s, AOTRUN_LOG_INFO, "method %s runs without a CUDA graph: %s",
-        s->method, s->reason);
+  if (s->enabled) /* otherwise set_enabled says it, if graphs are asked for */
+    logf_(s, AOTRUN_LOG_INFO, "method %s runs without a CUDA graph: %s",
+          s->method, s->reason);
 }
 
 aotrun_status aotrun_graph_state_recapture(aotrun_graph_state *s,

@@ -100,6 +100,21 @@ void cli_tensors_free(cli_tensors *t);
 /* Restores every output's shape to its allocated capacity (the backend
  * writes real dynamic sizes into it): call before each execute. */
 void cli_tensors_reset_shapes(cli_tensors *t);
+
+/* What `run` and `bench` start from: options, an open session and the
+ * input/output tensors from the command line. */
+typedef struct cli_job {
+  cli_options opts;
+  cli_session session;
+  cli_tensors tensors;
+  int open; /* session open: close it (and free the tensors) on close */
+} cli_job;
+
+/* Parses argv (options from `allowed`, one positional: the program), opens
+ * the session and reads the inputs. Returns a CLI exit code; on failure the
+ * message is printed, and cli_job_close is still safe to call. */
+int cli_job_open(int argc, char **argv, unsigned allowed, cli_job *job);
+void cli_job_close(cli_job *job);
 /* Prints "<label> <i> (<name>): dtype [d0, d1]" and up to 8 values. */
 void cli_print_tensor(const char *label, size_t index, const char *name,
                       const DLTensor *t, int with_values);

@@ -32,33 +32,31 @@ static int time_runs(const cli_session *s, const cli_options *o,
 }
 
 int cli_bench(int argc, char **argv) {
-  cli_options o;
-  unsigned allowed = CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
-                     CLI_OPT_INPUT | CLI_OPT_ITERATIONS | CLI_OPT_WARMUP |
-                     CLI_OPT_OPTION;
-  int rc = cli_parse(argc, argv, 2, allowed, 1, &o);
-  if (rc != CLI_EXIT_OK) return rc;
-  cli_session s;
-  rc = cli_session_open(&o, &s);
-  if (rc != CLI_EXIT_OK) return rc;
-  cli_tensors t;
-  double *times = malloc((size_t)o.iterations * sizeof *times);
-  rc = cli_tensors_from_files(&s, &o, &t);
-  if (rc == CLI_EXIT_OK && times == NULL)
-    rc = cli_fail(CLI_EXIT_EXECUTE, "out of memory");
-  if (rc == CLI_EXIT_OK) rc = time_runs(&s, &o, &t, times);
+  cli_job j;
+  int rc = cli_job_open(argc, argv,
+                        CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
+                            CLI_OPT_INPUT | CLI_OPT_ITERATIONS |
+                            CLI_OPT_WARMUP | CLI_OPT_OPTION,
+                        &j);
+  const cli_options *o = &j.opts;
+  double *times = NULL;
+  if (rc == CLI_EXIT_OK) {
+    times = malloc((size_t)o->iterations * sizeof *times);
+    if (times == NULL) rc = cli_fail(CLI_EXIT_EXECUTE, "out of memory");
+  }
+  if (rc == CLI_EXIT_OK) rc = time_runs(&j.session, o, &j.tensors, times);
   if (rc == CLI_EXIT_OK) {
     double sum = 0;
-    for (long i = 0; i < o.iterations; i++) sum += times[i];
-    qsort(times, (size_t)o.iterations, sizeof *times, by_value);
+    for (long i = 0; i < o->iterations; i++) sum += times[i];
+    qsort(times, (size_t)o->iterations, sizeof *times, by_value);
     printf("backend %s, method %s: %ld iterations (%ld warmup)\n",
-           aotrun_backend_name(s.backend), o.method, o.iterations, o.warmup);
+           aotrun_backend_name(j.session.backend), o->method, o->iterations,
+           o->warmup);
     printf("p50 %.1f us  p90 %.1f us  mean %.1f us\n",
-           times[(o.iterations - 1) * 50 / 100],
-           times[(o.iterations - 1) * 90 / 100], sum / (double)o.iterations);
+           times[(o->iterations - 1) * 50 / 100],
+           times[(o->iterations - 1) * 90 / 100], sum / (double)o->iterations);
   }
   free(times);
-  cli_tensors_free(&t);
-  cli_session_close(&s);
+  cli_job_close(&j);
   return rc;
 }

@@ -44,21 +44,19 @@ static int write_outputs(const char *base, long call, long calls,
 }
 
 int cli_run(int argc, char **argv) {
-  cli_options o;
-  unsigned allowed = CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
-                     CLI_OPT_INPUT | CLI_OPT_OUTPUT_DIR | CLI_OPT_OPTION |
-                     CLI_OPT_CALLS;
-  int rc = cli_parse(argc, argv, 2, allowed, 1, &o);
-  if (rc != CLI_EXIT_OK) return rc;
-  cli_session s;
-  rc = cli_session_open(&o, &s);
-  if (rc != CLI_EXIT_OK) return rc;
-  cli_tensors t;
-  rc = cli_tensors_from_files(&s, &o, &t);
-  for (long call = 0; rc == CLI_EXIT_OK && call < o.calls; call++) {
-    cli_tensors_reset_shapes(&t);
+  cli_job j;
+  int rc = cli_job_open(argc, argv,
+                        CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
+                            CLI_OPT_INPUT | CLI_OPT_OUTPUT_DIR |
+                            CLI_OPT_OPTION | CLI_OPT_CALLS,
+                        &j);
+  const cli_options *o = &j.opts;
+  cli_tensors *t = &j.tensors;
+  for (long call = 0; rc == CLI_EXIT_OK && call < o->calls; call++) {
+    cli_tensors_reset_shapes(t);
     aotrun_status st = aotrun_host_method_execute(
-        s.handle, t.inputs, t.num_inputs, t.outputs, t.num_outputs);
+        j.session.handle, t->inputs, t->num_inputs, t->outputs,
+        t->num_outputs);
     if (st != AOTRUN_OK) {
       rc = cli_fail(cli_exit_for_status(st) == CLI_EXIT_PROGRAM
                         ? CLI_EXIT_PROGRAM
@@ -67,13 +65,12 @@ int cli_run(int argc, char **argv) {
       break;
     }
     printf("backend %s, method %s, call %ld\n",
-           aotrun_backend_name(s.backend), o.method, call);
-    for (size_t i = 0; i < t.num_outputs; i++)
-      cli_print_tensor("output", i, NULL, &t.outputs[i], 0);
-    if (o.output_dir != NULL)
-      rc = write_outputs(o.output_dir, call, o.calls, &t);
+           aotrun_backend_name(j.session.backend), o->method, call);
+    for (size_t i = 0; i < t->num_outputs; i++)
+      cli_print_tensor("output", i, NULL, &t->outputs[i], 0);
+    if (o->output_dir != NULL)
+      rc = write_outputs(o->output_dir, call, o->calls, t);
   }
-  cli_tensors_free(&t);
-  cli_session_close(&s);
+  cli_job_close(&j);
   return rc;
 }

@@ -104,3 +104,19 @@ void cli_session_close(cli_session *s) {
   aotrun_registry_destroy(s->registry);
   memset(s, 0, sizeof *s);
 }
+
+int cli_job_open(int argc, char **argv, unsigned allowed, cli_job *job) {
+  memset(job, 0, sizeof *job);
+  int rc = cli_parse(argc, argv, 2, allowed, 1, &job->opts);
+  if (rc == CLI_EXIT_OK) rc = cli_session_open(&job->opts, &job->session);
+  if (rc != CLI_EXIT_OK) return rc;
+  job->open = 1;
+  return cli_tensors_from_files(&job->session, &job->opts, &job->tensors);
+}
+
+void cli_job_close(cli_job *job) {
+  if (!job->open) return;
+  cli_tensors_free(&job->tensors);
+  cli_session_close(&job->session);
+  job->open = 0;
+}

@@ -619,13 +619,17 @@ static void test_forbidden_never_captures(void **state) {
   (void)state;
   aotrun_graph_state *s = make_state();
   aotrun_graph_state_forbid(s, "it keeps constant 'pred' in host memory");
+  /* Nothing to say until graphs are asked for; then once, however often. */
+  assert_int_equal(count_logs(AOTRUN_LOG_INFO, "runs without a CUDA graph"),
+                   0);
+  aotrun_graph_state_set_enabled(s, 1);
   aotrun_graph_state_set_enabled(s, 1);
   assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
   assert_int_equal(
       count_logs(AOTRUN_LOG_INFO,
                  "method forward runs without a CUDA graph: it keeps "
                  "constant 'pred' in host memory"),
-      2);
+      1);
   io t;
   make_io(&t);
   aotrun_error err;
@@ -639,6 +643,21 @@ static void test_forbidden_never_captures(void **state) {
   assert_string_equal(err.message,
                       "recapture: method forward runs without a CUDA graph: "
                       "it keeps constant 'pred' in host memory");
+  aotrun_graph_state_destroy(s);
+}
+
+static void test_forbid_after_enable_logs_once(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  aotrun_graph_state_forbid(s, "it keeps constant 'pred' in host memory");
+  aotrun_graph_state_set_enabled(s, 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(
+      count_logs(AOTRUN_LOG_INFO,
+                 "method forward runs without a CUDA graph: it keeps "
+                 "constant 'pred' in host memory"),
+      1);
   aotrun_graph_state_destroy(s);
 }
 
@@ -763,6 +782,7 @@ int main(void) {
       cmocka_unit_test_setup(test_failure_after_launch_started_is_not_retried,
                              reset),
       cmocka_unit_test_setup(test_forbidden_never_captures, reset),
+      cmocka_unit_test_setup(test_forbid_after_enable_logs_once, reset),
       cmocka_unit_test_setup(test_recapture_clears_shapes_and_captures_again,
                              reset),
       cmocka_unit_test_setup(test_recapture_after_failed_capture_rearms, reset),
