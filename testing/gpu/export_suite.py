@@ -105,6 +105,56 @@ def run_case(case, out_dir, args, log):
     return ref
 
 
+def export_one(name, args):
+    print(f"== {name}", flush=True)
+    try:
+        ref = run_case(models.BY_NAME[name], args.out_dir, args,
+                       log=lambda s: print("   " + s, flush=True))
+        print(f"   ok ({ref['export_seconds']} s)", flush=True)
+        return {"status": "ok", "case": ref}
+    except Exception as e:  # keep going: record and report every case
+        print(f"   FAILED: {type(e).__name__}: {str(e)[:2000]}", flush=True)
+        return {"status": "error", "error": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc()}
+
+
+def export_parallel(names, args):
+    """Each case in its own process (compiles are CPU-bound and torch keeps
+    global state), `args.jobs` at a time; their logs are printed in order."""
+    import subprocess
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+    tmp = tempfile.mkdtemp(prefix="export-suite-")
+
+    def work(name):
+        res_path = os.path.join(tmp, name + ".json")
+        cmd = [sys.executable, os.path.abspath(__file__), args.out_dir,
+               "--only", name, "--calls", str(args.calls),
+               "--device", args.device, "--one-result", res_path]
+        if args.shim_exports:
+            cmd += ["--shim-exports", *args.shim_exports]
+        if args.triton_gemm:
+            cmd.append("--triton-gemm")
+        if args.keep_packages:
+            cmd.append("--keep-packages")
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        try:
+            with open(res_path) as f:
+                res = json.load(f)
+        except (OSError, ValueError):
+            res = {"status": "error",
+                   "error": f"export worker exited {p.returncode}: "
+                            f"{(p.stderr or '')[-1500:]}"}
+        return name, res, p.stdout + p.stderr
+
+    results = {}
+    with ThreadPoolExecutor(args.jobs) as ex:
+        for name, res, out in ex.map(work, names):
+            print(out.rstrip(), flush=True)
+            results[name] = res
+    return results
+
+
 def write_runner(out_dir, results):
     lines = ["#!/usr/bin/env bash",
              "# Runs call 0 of every exported method with aotrun.",
@@ -140,24 +190,26 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--keep-packages", action="store_true",
                     help="keep the .pt2 packages (to time torch's own runner)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="export this many cases at once (one process each)")
+    ap.add_argument("--one-result", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or [c.name for c in models.CASES]
     unknown = [n for n in names if n not in models.BY_NAME]
     if unknown:
         ap.error(f"unknown cases {unknown}; known: {list(models.BY_NAME)}")
     os.makedirs(args.out_dir, exist_ok=True)
+    if args.one_result:   # a worker of --jobs: one case, result to a file
+        res = export_one(names[0], args)
+        with open(args.one_result, "w") as f:
+            json.dump(res, f)
+        return 0
     results = {}
-    for n in names:
-        print(f"== {n}", flush=True)
-        try:
-            ref = run_case(models.BY_NAME[n], args.out_dir, args,
-                           log=lambda s: print("   " + s, flush=True))
-            results[n] = {"status": "ok", "case": ref}
-            print(f"   ok ({ref['export_seconds']} s)", flush=True)
-        except Exception as e:  # keep going: record and report every case
-            results[n] = {"status": "error", "error": f"{type(e).__name__}: {e}",
-                          "traceback": traceback.format_exc()}
-            print(f"   FAILED: {type(e).__name__}: {str(e)[:2000]}", flush=True)
+    if args.jobs > 1 and len(names) > 1:
+        results = export_parallel(names, args)
+    else:
+        for n in names:
+            results[n] = export_one(n, args)
     with open(os.path.join(args.out_dir, "summary.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": results}, f, indent=1)
     write_runner(args.out_dir, results)

@@ -25,7 +25,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' | tee -a "$W/logs/gpu.txt"
 
 # 1. Export in the background (CPU-bound compiles) while unit tests run.
-( python3 testing/gpu/export_suite.py "$W/suite" --calls 6 --keep-packages \
+( python3 testing/gpu/export_suite.py "$W/suite" --calls 6 --keep-packages --jobs 8 \
     --shim-exports "$B/lib/libaotrun_shim.so" ${ONLY:+--only "$ONLY"} \
     > "$W/logs/export.log" 2>&1; echo $? > "$W/logs/export.rc" ) &
 export_pid=$!
