@@ -88,6 +88,12 @@ typedef struct aotrun_fb_block_sort_job {
 AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_block_sort_rows(
     const aotrun_fb_block_sort_job *job, cudaStream_t stream);
 
+/* Selection (radix_select.cu): the same job (k <= chunk_len), but each
+ * piece's first min(k, piece length) elements are written in index order,
+ * not sorted: exactly the elements a block sort would keep. */
+AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_block_select_rows(
+    const aotrun_fb_block_sort_job *job, cudaStream_t stream);
+
 /* Long path (sort_keys.cu), around cub::DeviceRadixSort (radix_sort.h):
  * 1. keys: key[p] = (row(p) << key_bits) | key of element p, pay[p] = p for
  *    every work position p = r * n + j (row_shift = key_bits; 0 and no row

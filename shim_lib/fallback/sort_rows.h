@@ -66,12 +66,12 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_sort_rows(
     cudaStream_t stream);
 
 /* The first k of every row exactly as aotrun_fb_sort_rows gives them
- * (same elements, same order, ties in index order), cheaper for long rows
- * and small k: rows of more than 4096 elements with k <= 1024 are cut into
- * 4096-element pieces, each piece block-sorted keeping its first k
- * (candidates: every element of a row's first k is among its piece's first
- * k), and the candidates are selected again until a row fits one block
- * (topk_rows.c). */
+ * (same elements, same order, ties in index order), cheaper when k is small:
+ * rounds of block radix selections over pieces of <= 4096 elements keep
+ * each piece's first k (every element of a row's first k is among its
+ * piece's), until only k per row are left, which are then sorted
+ * (topk_rows.c). Rows of more than 4096 with k > 1024, and rows where k is
+ * not small next to n, are sorted whole. */
 #define AOTRUN_FB_SELECT_MAX_K 1024
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_select_rows(
     aotrun_fb_temps *t, const aotrun_fb_sort_rows_args *a,
