@@ -4,9 +4,9 @@
  *  - at most 10 rows of >= 100000 elements: ATen takes the first k of its
  *    (radix) sort; so do we (aotrun_fb_sort_rows, ORDER_SORT).
  *  - otherwise ATen's radix selection orders every NaN above +inf and -0.0
- *    below +0.0 (ORDER_TOPK); we select the first k of a stable sort in
- *    that order (aotrun_fb_select_rows: one block sort per row of <= 4096,
- *    rounds of 4096-element pieces for longer rows). With sorted=True ATen
+ *    below +0.0 (ORDER_TOPK); we take the first k of a stable sort in that
+ *    order (aotrun_fb_select_rows: block radix selections over pieces of
+ *    <= 4096 elements, then a sort of the k left). With sorted=True ATen
  *    then sorts those k: a comparison sort for k <= 32 (every NaN largest,
  *    -0.0 == +0.0: our selection order is one of its valid outcomes), its
  *    radix sort above (-NaN smallest): for floats with k > 32 the selection
