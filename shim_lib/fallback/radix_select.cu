@@ -84,7 +84,8 @@ __global__ void __launch_bounds__(THREADS, min_blocks(THREADS))
     const int64_t c = v - r * job.chunks;
     const int64_t start = c * job.chunk_len;
     const int64_t rest = job.n - start;
-    const int len = static_cast<int>(rest < job.chunk_len ? rest : job.chunk_len);
+    const int len =
+        static_cast<int>(rest < job.chunk_len ? rest : job.chunk_len);
     const int kk = static_cast<int>(job.k < len ? job.k : len);
     const int64_t in_base =
         row_offset(r, l, l.in_strides) + start * l.in_dim_stride;

@@ -8,7 +8,11 @@
  * most 32 elements is a comparison sort putting every NaN last (first when
  * descending), which is reproduced. Outputs are strided like
  * torch.empty_like(self), as the meta function promises. No host
- * synchronisation: usable inside a CUDA graph capture. */
+ * synchronisation: usable inside a CUDA graph capture.
+ *
+ * argsort: torch 2.11's c_shim_cuda.h has no argsort entry (Inductor
+ * lowers it to a Triton sort); where a fallback is emitted it is aten.sort,
+ * whose indices output is the argsort. */
 #include <string.h>
 
 #include "shim_lib/fallback/cublas_handle.h"

@@ -114,18 +114,25 @@ bool valid(const aotrun_fb_long_sort_job *job) {
          job->rows > 0 && job->k >= 0 && job->k <= job->n;
 }
 
+// Calls f(K{}, P{}) with K, P = unsigned int (4 bytes) or unsigned long
+// long (8 bytes), the widths of the job's two arrays.
+template <typename F>
+cudaError_t by_widths(int k_bytes, int p_bytes, F f) {
+  using U32 = unsigned int;
+  using U64 = unsigned long long;
+  if (k_bytes == 8) return p_bytes == 8 ? f(U64{}, U64{}) : f(U64{}, U32{});
+  return p_bytes == 8 ? f(U32{}, U64{}) : f(U32{}, U32{});
+}
+
 }  // namespace
 
 extern "C" cudaError_t aotrun_fb_long_sort_keys(
     const aotrun_fb_long_sort_job *job, void *keys, void *pay,
     cudaStream_t stream) {
   if (!valid(job)) return cudaErrorInvalidValue;
-  const bool k8 = job->key_bytes == 8, p8 = job->pay_bytes == 8;
-  if (k8)
-    return p8 ? keys_as<unsigned long long, unsigned long long>(*job, keys, pay, stream)
-              : keys_as<unsigned long long, unsigned int>(*job, keys, pay, stream);
-  return p8 ? keys_as<unsigned int, unsigned long long>(*job, keys, pay, stream)
-            : keys_as<unsigned int, unsigned int>(*job, keys, pay, stream);
+  return by_widths(job->key_bytes, job->pay_bytes, [&](auto k, auto p) {
+    return keys_as<decltype(k), decltype(p)>(*job, keys, pay, stream);
+  });
 }
 
 extern "C" cudaError_t aotrun_fb_long_sort_row_keys(
@@ -133,12 +140,10 @@ extern "C" cudaError_t aotrun_fb_long_sort_row_keys(
     int rkey_bytes, void *perm, cudaStream_t stream) {
   if (!valid(job) || (rkey_bytes != 4 && rkey_bytes != 8))
     return cudaErrorInvalidValue;
-  const bool r8 = rkey_bytes == 8, p8 = job->pay_bytes == 8;
-  if (r8)
-    return p8 ? row_keys_as<unsigned long long, unsigned long long>(*job, sorted_pay, rkey, perm, stream)
-              : row_keys_as<unsigned long long, unsigned int>(*job, sorted_pay, rkey, perm, stream);
-  return p8 ? row_keys_as<unsigned int, unsigned long long>(*job, sorted_pay, rkey, perm, stream)
-            : row_keys_as<unsigned int, unsigned int>(*job, sorted_pay, rkey, perm, stream);
+  return by_widths(rkey_bytes, job->pay_bytes, [&](auto r, auto p) {
+    return row_keys_as<decltype(r), decltype(p)>(*job, sorted_pay, rkey, perm,
+                                                 stream);
+  });
 }
 
 extern "C" cudaError_t aotrun_fb_long_sort_scatter(
@@ -146,10 +151,8 @@ extern "C" cudaError_t aotrun_fb_long_sort_scatter(
     const void *sorted_pay, const void *perm, cudaStream_t stream) {
   if (!valid(job)) return cudaErrorInvalidValue;
   if (job->k == 0) return cudaSuccess;
-  const bool k8 = job->key_bytes == 8, p8 = job->pay_bytes == 8;
-  if (k8)
-    return p8 ? scatter_as<unsigned long long, unsigned long long>(*job, sorted_keys, sorted_pay, perm, stream)
-              : scatter_as<unsigned long long, unsigned int>(*job, sorted_keys, sorted_pay, perm, stream);
-  return p8 ? scatter_as<unsigned int, unsigned long long>(*job, sorted_keys, sorted_pay, perm, stream)
-            : scatter_as<unsigned int, unsigned int>(*job, sorted_keys, sorted_pay, perm, stream);
+  return by_widths(job->key_bytes, job->pay_bytes, [&](auto k, auto p) {
+    return scatter_as<decltype(k), decltype(p)>(*job, sorted_keys, sorted_pay,
+                                                perm, stream);
+  });
 }

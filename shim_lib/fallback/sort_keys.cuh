@@ -47,10 +47,10 @@ template <typename T>
 __device__ __forceinline__ void store_bits(void *base, int64_t off, int bytes,
                                            T v) {
   switch (bytes) {
-    case 1: static_cast<uint8_t *>(base)[off] = static_cast<uint8_t>(v); break;
-    case 2: static_cast<uint16_t *>(base)[off] = static_cast<uint16_t>(v); break;
-    case 4: static_cast<uint32_t *>(base)[off] = static_cast<uint32_t>(v); break;
-    default: static_cast<uint64_t *>(base)[off] = static_cast<uint64_t>(v); break;
+    case 1: static_cast<uint8_t *>(base)[off] = uint8_t(v); break;
+    case 2: static_cast<uint16_t *>(base)[off] = uint16_t(v); break;
+    case 4: static_cast<uint32_t *>(base)[off] = uint32_t(v); break;
+    default: static_cast<uint64_t *>(base)[off] = uint64_t(v); break;
   }
 }
 

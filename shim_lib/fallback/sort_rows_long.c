@@ -47,7 +47,8 @@ static AOTITorchError run(aotrun_fb_temps *t, aotrun_fb_long_sort_job *job,
                           cudaStream_t stream) {
   const int64_t total = job->rows * job->n;
   const int elem_bits = 8 * job->elems.elem_size;
-  const int row_bits = job->rows > 1 ? aotrun_fb_key_bits((uint64_t)(job->rows - 1)) : 0;
+  const int row_bits =
+      job->rows > 1 ? aotrun_fb_key_bits((uint64_t)(job->rows - 1)) : 0;
   const int two_pass = elem_bits + row_bits > 64;
   job->pay_bytes = (uint64_t)total <= (1ull << 32) ? 4 : 8;
   job->row_bits = two_pass ? 0 : row_bits;
