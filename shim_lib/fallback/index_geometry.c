@@ -81,6 +81,19 @@ void aotrun_fb_index_result_strides(const aotrun_fb_index_plan *p,
   /* meta_index_Tensor's restrided self: self's strides on the sliced dims,
    * 0 on B; TensorIterator orders the output like it. */
   int64_t restrided[AOTRUN_FB_MAX_DIMS];
+  if (g->b_ndim == 0) {
+    /* Only 0-d index tensors: the meta's empty replacement shape is falsy,
+     * so it takes every sliced dim as "before" and restrides with the
+     * first R.ndim strides of self (indexed dims first when they are not
+     * adjacent). Eager differs; the compiled model assumes the meta's. */
+    int64_t r = 0;
+    for (int64_t d = 0; d < p->self.ndim && !p->adjacent; d++)
+      if (p->picked[d] && r < g->ndim) restrided[r++] = p->self.strides[d];
+    for (int64_t d = 0; d < p->self.ndim && r < g->ndim; d++)
+      if (p->adjacent || !p->picked[d]) restrided[r++] = p->self.strides[d];
+    aotrun_fb_elementwise_strides(g->sizes, restrided, g->ndim, strides);
+    return;
+  }
   for (int64_t j = 0; j < g->b_ndim; j++) restrided[g->b_pos + j] = 0;
   for (int64_t d = 0; d < p->self.ndim; d++)
     if (g->rpos[d] >= 0) restrided[g->rpos[d]] = p->self.strides[d];

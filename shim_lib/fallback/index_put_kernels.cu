@@ -64,8 +64,10 @@ __global__ void put_last_kernel(T *out, const T *values, const K *keys,
 // One unit: AOTRUN_FB_ACC_CHUNK sorted items x G columns (one per lane).
 template <typename Op, typename K>
 __global__ void acc_chunks_kernel(typename Op::T *out,
-                                  const typename Op::T *values, const K *keys,
-                                  const K *items, int64_t n, K invalid,
+                                  const typename Op::T *__restrict__ values,
+                                  const K *__restrict__ keys,
+                                  const K *__restrict__ items, int64_t n,
+                                  K invalid,
                                   aotrun_fb_ix_items it, aotrun_fb_ix_cols cols,
                                   typename Op::Acc *head,
                                   typename Op::Acc *tail, int64_t colgroups,
