@@ -57,7 +57,14 @@ int aotrun_shim_take_device_error(int32_t device, char *msg, size_t cap) {
   volatile aotrun_device_error *e = g_host[device];
   int found = e != NULL && e->code != AOTRUN_DEVERR_NONE;
   if (found) {
-    if (msg != NULL && cap > 0)
+    if (msg != NULL && cap > 0 && e->code == AOTRUN_DEVERR_COUNT_MISMATCH)
+      snprintf(msg, cap,
+               "%s: shape mismatch: the mask selects %lld elements but '%s' "
+               "has %lld in dim %d (found on cuda:%d)",
+               name_or(e->op, "a CUDA fallback op"), (long long)e->value,
+               name_or(e->arg, "values"), (long long)e->bound, (int)e->dim,
+               (int)device);
+    else if (msg != NULL && cap > 0)
       snprintf(msg, cap,
                "%s: index %lld in '%s' is out of bounds for dim %d with size "
                "%lld (found on cuda:%d)",

@@ -24,7 +24,7 @@ extern "C" {
 typedef struct aotrun_device_error {
   int32_t code;  /* 0: no report; otherwise AOTRUN_DEVERR_* */
   int32_t dim;   /* the dim of the indexed tensor */
-  int64_t value; /* the offending index as given */
+  int64_t value; /* the offending index as given (or the True count) */
   int64_t bound; /* the size of that dim */
   uint64_t op;   /* address of the op's static name ("aoti_torch_...") */
   uint64_t arg;  /* address of the static argument name ("index") */
@@ -33,6 +33,9 @@ typedef struct aotrun_device_error {
 enum {
   AOTRUN_DEVERR_NONE = 0,
   AOTRUN_DEVERR_INDEX_OUT_OF_RANGE = 1,
+  /* A mask selects `value` elements where '<arg>' provides `bound` (in its
+   * dim `dim`): masked_scatter's source or a masked index_put's values. */
+  AOTRUN_DEVERR_COUNT_MISMATCH = 2,
 };
 
 #ifdef __cplusplus

@@ -31,17 +31,18 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_addmm_out(
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out,
                                                        AtenTensorHandle self,
                                                        AtenTensorHandle mat2);
-/* *ret0 = self[indices] (new reference). indices[i] points at a handle or is
- * NULL for None (Tensor?[]). Refuses a bool mask inside a graph capture. */
+/* *ret0 = self[indices] (new reference), strides as torch's meta function
+ * gives them (index_tensor.h). indices[i] points at a handle or is NULL
+ * for None (Tensor?[]). Refuses a bool mask inside a graph capture. */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_index_Tensor(
     AtenTensorHandle self, const AtenTensorHandle **indices,
     int64_t indices_len_, AtenTensorHandle *ret0);
 
 
 /* ---- index family (index_tensor.c, index_put*.c, nonzero.c, masked*.c) ---
- * Out-of-range integer indices are reported through the device error slot
- * (aotrun_shim_take_device_error) or, outside a capture, at the op's own
- * host synchronisation where it has one. */
+ * Out-of-range integer indices (and a True count that does not match the
+ * values) are reported through the device error slot
+ * (aotrun_shim_take_device_error) and never read or written. */
 
 /* *ret0 = index_put(self, indices, values, accumulate): a new tensor (self
  * is not modified). indices as in index_Tensor. */
@@ -66,8 +67,9 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_nonzero(AtenTensorHandle self,
  * Refuses to run inside a capture. */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_masked_select(
     AtenTensorHandle self, AtenTensorHandle mask, AtenTensorHandle *ret0);
-/* *ret0 = self with the True positions of mask (broadcast to self) filled
- * from source's elements in order. */
+/* *ret0 = self with the True positions of mask (broadcast with self; the
+ * result is contiguous) filled from source's elements in order. No host
+ * synchronisation. */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_masked_scatter(
     AtenTensorHandle self, AtenTensorHandle mask, AtenTensorHandle source,
     AtenTensorHandle *ret0);

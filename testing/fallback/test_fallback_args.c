@@ -238,10 +238,11 @@ static void test_index_kinds(void **state) {
                    m = fake(BOOL, CUDA, 0, 1, s4),
                    mc = fake(BOOL, CPU, 0, 1, s4);
   AtenTensorHandle ret = NULL;
+  /* Two masks are allowed; the second one indexes dim 1 (size 2). */
   const AtenTensorHandle *two[2] = {&m, &m};
   expect_fail(aoti_torch_cuda_index_Tensor(x, two, 2, &ret),
-              "only one index tensor is supported, got tensors at indices 0 "
-              "and 1");
+              "the mask indices[1] has size 4 in dim 0 but 'self' has size 2 "
+              "in dim 1");
   const AtenTensorHandle *fl[1] = {&f};
   expect_fail(aoti_torch_cuda_index_Tensor(x, fl, 1, &ret),
               "indices[0] has dtype float32; index tensors must be bool, "
