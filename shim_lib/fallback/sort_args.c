@@ -2,7 +2,7 @@
  * and topk (no CUDA calls). */
 #include <string.h>
 
-#include "shim_lib/fallback/empty_like_strides.h"
+#include "shim_lib/fallback/tensor_layout.h"
 #include "shim_lib/fallback/sort_plan.h"
 #include "shim_lib/fallback/sort_rows.h"
 

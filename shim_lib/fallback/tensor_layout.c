@@ -129,6 +129,9 @@ void aotrun_fb_elementwise_strides(const int64_t *sizes,
 int aotrun_fb_is_non_overlapping_and_dense(const int64_t *sizes,
                                            const int64_t *strides,
                                            int64_t ndim) {
+  /* c10 checks is_contiguous first, which holds without elements. */
+  for (int64_t d = 0; d < ndim; d++)
+    if (sizes[d] == 0) return 1;
   if (ndim == 1) return sizes[0] < 2 || strides[0] == 1;
   /* Dims of size >= 2 by increasing stride; smaller dims do not matter. */
   int64_t perm[AOTRUN_FB_MAX_DIMS], n = 0;
@@ -149,12 +152,10 @@ int aotrun_fb_is_non_overlapping_and_dense(const int64_t *sizes,
   return 1;
 }
 
-void aotrun_fb_empty_like_strides(const int64_t *sizes, const int64_t *strides,
-                                  int64_t ndim, int64_t *out) {
-  if (aotrun_fb_is_non_overlapping_and_dense(sizes, strides, ndim)) {
-    for (int64_t d = 0; d < ndim; d++) out[d] = strides[d];
-    return;
-  }
+void aotrun_fb_infer_dense_strides(const int64_t *sizes,
+                                   const int64_t *strides, int64_t ndim,
+                                   int64_t *out) {
+  if (ndim <= 0) return;
   if (ndim == 1) {
     out[0] = 1;
     return;
@@ -162,6 +163,15 @@ void aotrun_fb_empty_like_strides(const int64_t *sizes, const int64_t *strides,
   int64_t perm[AOTRUN_FB_MAX_DIMS];
   sort_perm(sizes, strides, ndim, 0, perm);
   strides_from_perm(sizes, perm, ndim, out);
+}
+
+void aotrun_fb_empty_like_strides(const int64_t *sizes, const int64_t *strides,
+                                  int64_t ndim, int64_t *out) {
+  if (aotrun_fb_is_non_overlapping_and_dense(sizes, strides, ndim)) {
+    for (int64_t d = 0; d < ndim; d++) out[d] = strides[d];
+    return;
+  }
+  aotrun_fb_infer_dense_strides(sizes, strides, ndim, out);
 }
 
 int aotrun_fb_broadcast_into(int64_t *nd, int64_t *sizes, const int64_t *b,

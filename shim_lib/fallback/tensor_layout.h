@@ -20,9 +20,18 @@ AOTRUN_FB_HIDDEN void aotrun_fb_elementwise_strides(const int64_t *sizes,
                                                     int64_t ndim,
                                                     int64_t *out);
 
-/* c10's is_non_overlapping_and_dense. */
+/* c10's is_non_overlapping_and_dense (a tensor without elements counts as
+ * contiguous, hence dense). */
 AOTRUN_FB_HIDDEN int aotrun_fb_is_non_overlapping_and_dense(
     const int64_t *sizes, const int64_t *strides, int64_t ndim);
+
+/* ATen's infer_dense_strides: dense strides that keep self's stride order
+ * (stride-0 dims stay where they are, equal strides put the smaller size
+ * inner). */
+AOTRUN_FB_HIDDEN void aotrun_fb_infer_dense_strides(const int64_t *sizes,
+                                                    const int64_t *strides,
+                                                    int64_t ndim,
+                                                    int64_t *out);
 
 /* at::empty_like(self) with preserve_format: self's strides when self is
  * non-overlapping and dense, else at::infer_dense_strides (dense strides in

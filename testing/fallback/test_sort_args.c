@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "shim_lib/aotrun_shim.h"
-#include "shim_lib/fallback/empty_like_strides.h"
+#include "shim_lib/fallback/tensor_layout.h"
 #include "shim_lib/fallback/fallback_abi.h"
 #include "shim_lib/fallback/sort_plan.h"
 #include "shim_lib/fallback/sort_rows.h"
