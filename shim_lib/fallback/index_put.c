@@ -121,7 +121,7 @@ AOTITorchError aotrun_fb_put_run(aotrun_fb_put_call *c,
   aotrun_fb_ix_cols cols;
   aotrun_fb_index_items_fill(p, &g, m.positions, m.counts, mul, &it);
   aotrun_fb_index_put_cols(p, &g, dest->strides, vstrides, &cols);
-  sorted_items s;
+  sorted_items s = {0};
   err = sort_items(c, &it, key_range, temps, stream, &s);
   if (!err) err = write_rows(c, dest, &it, &cols, &s, temps, stream);
   return err;
