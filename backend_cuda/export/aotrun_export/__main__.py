@@ -72,19 +72,19 @@ def load_pt2(path: str):
 
 def pt2_methods(spec: str, method: str = "forward") -> dict:
     """{method: ExportedProgram} from FILE.pt2 or NAME=FILE.pt2,..."""
-    methods = {}
+    paths = {}
     parts = [p.strip() for p in spec.split(",") if p.strip()]
-    for part in parts:
+    for part in parts:   # names first: a bad spec fails before any load
         name, sep, path = part.partition("=")
         if not sep:
             if len(parts) > 1:
                 raise UsageError(f"'{part}': several programs need "
                                  "NAME=FILE.pt2 each")
             name, path = method, part
-        if not name or name in methods:
+        if not name or name in paths:
             raise UsageError(f"'{part}': empty or repeated method name")
-        methods[name] = load_pt2(path)
-    return methods
+        paths[name] = path
+    return {name: load_pt2(path) for name, path in paths.items()}
 
 
 def call_factory(spec: str):

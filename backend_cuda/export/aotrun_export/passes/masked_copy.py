@@ -241,31 +241,83 @@ def _always(rel_kind: str, expr, shape_env) -> bool:
         return False
 
 
-def _holds_for_any_count(check, count, numel, shape_env) -> bool:
-    """True when host check `check` holds whatever the count is in
-    [0, numel] (every mask of that many elements)."""
+_REL = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+
+
+def _check_expr(cond, index, count):
+    """The sympy expression a host check computes, rebuilt from the graph
+    with the picks' count as the symbol `count` (not from the example
+    values: torch.export may already have replaced the count there by what
+    the check asserts). None when it uses something else of the index or
+    an operation this does not model."""
+    import operator
+
     import sympy
+    ops = {operator.add: lambda a, b: a + b, operator.sub: lambda a, b: a - b,
+           operator.mul: lambda a, b: a * b, operator.neg: lambda a: -a,
+           operator.ge: sympy.Ge, operator.gt: sympy.Gt, operator.le: sympy.Le,
+           operator.lt: sympy.Lt, operator.eq: sympy.Eq, operator.ne: sympy.Ne,
+           operator.and_: sympy.And, operator.or_: sympy.Or,
+           operator.not_: sympy.Not}
     aten = _aten()
-    if not is_call(check, aten._assert_scalar.default):
-        lo = check.kwargs.get("min", check.args[1] if len(check.args) > 1
-                              else None)
-        hi = check.kwargs.get("max", check.args[2] if len(check.args) > 2
-                              else None)
-        if not (hasattr(check.args[0], "meta") and
-                _expr(meta_val(check.args[0])) == count):
-            return False
-        return (lo is None or lo <= 0) and (hi is None or _always(
-            ">=", sympy.Integer(hi) - numel, shape_env))
-    cond = check.args[0]
-    val = meta_val(cond) if hasattr(cond, "meta") else cond
-    expr = getattr(getattr(val, "node", None), "expr", val)
-    if expr is True or expr == sympy.true:
+    done = {}
+    todo = [cond]
+    while todo:  # post-order over the (small) scalar expression
+        n = todo[-1]
+        if not hasattr(n, "op"):
+            done[n] = sympy.sympify(n)
+            todo.pop()
+            continue
+        if n in done:
+            todo.pop()
+            continue
+        if is_call(n, aten.sym_size.int) and n.args[0] is index:
+            if n.args[1] != 0:
+                return None
+            done[n] = count
+            todo.pop()
+            continue
+        if n.op == "call_function" and n.target in ops:
+            pending = [a for a in n.args if a not in done]
+            if pending:
+                todo.extend(pending)
+                continue
+            done[n] = ops[n.target](*[done[a] for a in n.args])
+            todo.pop()
+            continue
+        if n.op == "call_function" and getattr(n.target, "__name__", "") \
+                == "sym_not":
+            pending = [a for a in n.args if a not in done]
+            if pending:
+                todo.extend(pending)
+                continue
+            done[n] = sympy.Not(done[n.args[0]])
+            todo.pop()
+            continue
+        val = meta_val(n)   # a size that does not come from the index
+        node_expr = getattr(getattr(val, "node", None), "expr", None)
+        if node_expr is None and not isinstance(val, (int, bool)):
+            return None
+        done[n] = node_expr if node_expr is not None else sympy.sympify(val)
+        todo.pop()
+    return done[cond]
+
+
+def _holds(expr, count, numel, shape_env) -> bool:
+    """expr holds for every count in [0, numel] (and every value of the
+    other symbols in their ranges)."""
+    import sympy
+    if expr is sympy.true or expr is True:
         return True
+    if isinstance(expr, sympy.And):
+        return all(_holds(a, count, numel, shape_env) for a in expr.args)
     rel = {sympy.GreaterThan: ">=", sympy.StrictGreaterThan: ">",
            sympy.LessThan: "<=", sympy.StrictLessThan: "<"}.get(type(expr))
-    if rel is None or count not in expr.free_symbols:
-        return False
+    if rel is None:
+        return False   # Eq, Ne, Or, ...: can fail for some count
     diff = sympy.expand(expr.lhs - expr.rhs)
+    if count not in diff.free_symbols:
+        return False   # not about the count: not ours to drop
     try:
         if sympy.Poly(diff, count).degree() > 1:
             return False
@@ -277,17 +329,49 @@ def _holds_for_any_count(check, count, numel, shape_env) -> bool:
                for end in (sympy.Integer(0), numel))
 
 
+def _holds_for_any_count(check, index, numel, shape_env) -> bool:
+    """True when host check `check` on index's count holds whatever the
+    count is in [0, numel] (every mask of that many elements)."""
+    import sympy
+    count = sympy.Symbol("picked_count", integer=True, nonnegative=True)
+    aten = _aten()
+    arg = check.args[0] if check.args else None
+    if not is_call(check, aten._assert_scalar.default):
+        # sym_constrain_range[_for_size](count, min=, max=)
+        if _check_expr(arg, index, count) != count:
+            return False
+        lo = check.kwargs.get("min", check.args[1] if len(check.args) > 1
+                              else None)
+        hi = check.kwargs.get("max", check.args[2] if len(check.args) > 2
+                              else None)
+        return (lo is None or lo <= 0) and (hi is None or _always(
+            ">=", sympy.Integer(hi) - numel, shape_env))
+    expr = _check_expr(arg, index, count)
+    return expr is not None and _holds(expr, count, numel, shape_env)
+
+
+def _shape_env(*nodes):
+    for n in nodes:
+        val = meta_val(n)
+        for d in list(getattr(val, "shape", ())):
+            env = getattr(getattr(d, "node", None), "shape_env", None)
+            if env is not None:
+                return env
+        mode = getattr(val, "fake_mode", None)
+        if getattr(mode, "shape_env", None) is not None:
+            return mode.shape_env
+    return None
+
+
 def _drop_index(index, mask) -> int:
     """Removes `index` and its count checks when each check holds for any
     mask. Returns the number of nodes removed (0: kept)."""
     checks = _count_checks(index)
     if checks is None:
         return 0
-    count_sym = meta_val(index).shape[0]
-    count = _expr(count_sym)
-    shape_env = getattr(getattr(count_sym, "node", None), "shape_env", None)
+    shape_env = _shape_env(index, mask)
     numel = _numel_expr(meta_val(mask).shape)
-    if not all(_holds_for_any_count(c, count, numel, shape_env)
+    if not all(_holds_for_any_count(c, index, numel, shape_env)
                for c in checks):
         return 0
     inputs = []

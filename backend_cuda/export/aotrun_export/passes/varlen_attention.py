@@ -124,9 +124,10 @@ def varlen_attention(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k,
                     torch.zeros((), dtype=torch.float32,
                                 device=value.device))
     groups = h // hkv
-    if groups > 1:
-        k = k.repeat_interleave(groups, dim=1)
-        v = v.repeat_interleave(groups, dim=1)
+    if groups > 1:   # head h reads kv head h // groups
+        k = k.unsqueeze(2).expand(tk, hkv, groups, d).reshape(tk, h, d)
+        dv = v.shape[2]
+        v = v.unsqueeze(2).expand(tk, hkv, groups, dv).reshape(tk, h, dv)
     k = k.permute(1, 2, 0)                                  # (H, D, Tk)
     v = v.permute(1, 0, 2)                                  # (H, Tk, Dv)
     scores = torch.matmul(q, k) * scale                     # (H, Tq, Tk)
