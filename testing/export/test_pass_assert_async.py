@@ -4,12 +4,14 @@
 host size checks (`_assert_scalar`).
 
 Checked to fail without the pass / the tracing aid: with
-remove_device_asserts replaced by a no-op the graphs keep their
-`_assert_async.msg` nodes (what torch 2.11 compiles into device asserts;
-on the GPU autotuning then dies with "device-side assert triggered", see
-testing/gpu/export_passes); without distribution_checks_as_asserts the
-export itself fails (test_validate_args_needs_the_tracing_aid shows the
-GuardOnDataDependentSymNode of torch 2.11)."""
+remove_device_asserts replaced by a no-op 7 of the 10 tests fail: the
+graphs keep their `_assert_async.msg` nodes, which torch 2.11 compiles
+into device asserts (on the GPU autotuning then dies with "device-side
+assert triggered", see testing/gpu/export_passes). Without
+distribution_checks_as_asserts the export itself fails
+(test_validate_args_needs_the_tracing_aid shows torch 2.11's
+GuardOnDataDependentSymNode). The thread test checks the aid's own
+patching; test_no_asserts_no_change is a negative case."""
 
 import threading
 

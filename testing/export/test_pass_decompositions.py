@@ -2,9 +2,10 @@
 triangular_solve.py) on programs exported on the CPU.
 
 Checked to fail without the pass: with decomposition_table() returning {}
-the ops stay in the graph (the "not in op_names" assertions fail) and
-ep.module() cannot run varlen attention on the CPU at all (torch 2.11 has
-only a CUDA Flash kernel for it)."""
+14 of the 16 tests fail: the ops stay in the graph and ep.module() cannot
+run varlen attention on the CPU at all (torch 2.11 has only a CUDA Flash
+kernel for it). The other two call the decomposition functions directly
+(refusals) or are the negative case (a dynamic size is kept)."""
 
 import math
 
