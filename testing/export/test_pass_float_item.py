@@ -128,3 +128,23 @@ def test_unsupported_use_is_an_error_naming_the_node(torch):
     msg = str(e.value)
     assert "node 'remainder'" in msg and "aten.remainder" in msg
     assert "int64" in msg
+
+
+def test_cond_predicate_from_a_float_item_stays_on_the_host(torch):
+    """A torch.cond on `s.item() > 0` reads the value on the host (no
+    kernel takes it): allowed; the branches' uses are rewritten."""
+    from aotrun_export.passes.float_item import float_item_to_tensor
+
+    class M(torch.nn.Module):
+        def forward(self, x, s):
+            v = s.item()
+            return torch.cond(v > 0, lambda x: x * 2, lambda x: x - 1,
+                              (x,)) * v
+    m = M()
+    args = (torch.randn(4), torch.tensor(0.5))
+    ep = export(torch, m, args)
+    assert float_item_to_tensor(ep)
+    for v in (0.5, -1.5):
+        a = (args[0], torch.tensor(v))
+        assert_same_outputs(torch, m, ep.module(), *a)
+

@@ -96,6 +96,8 @@ def run_case(case, out_dir, args, log):
                               keep_packages=args.keep_packages, log=log)
     ref["export_seconds"] = round(time.time() - t0, 1)
     ref["notes"] = {m: e.get("notes", []) for m, e in manifest["methods"].items()}
+    if "tolerance" in case.extra:   # {"atol": .., "rtol": ..} for run_suite
+        ref["tolerance"] = case.extra["tolerance"]
     with open(os.path.join(case_dir, "case.json"), "w") as f:
         json.dump(ref, f, indent=1)
     return ref

@@ -206,3 +206,6 @@ CASES = [
 ]
 
 BY_NAME = {c.name: c for c in CASES}
+
+from models_passes import CASES as _PASS_CASES  # noqa: E402  (the passes' models)
+CASES += _PASS_CASES; BY_NAME.update({c.name: c for c in _PASS_CASES})  # noqa: E702

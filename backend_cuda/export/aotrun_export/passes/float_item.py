@@ -20,10 +20,11 @@ with the result of eager PyTorch bit for bit:
   comparisons, and/or/not, sym_float): in float64 (Python's double),
   int64 or bool 0-d tensors.
 
-A use the pass cannot rewrite exactly (pow, floor division, a scalar in a
-torch.cond operand, ...) is an error naming the node, not a silent wrong
-result. Host-only uses stay: `_assert_scalar` checks (from `torch._check`),
-returning the scalar, integer `.item()` (int64 kernel arguments are right).
+A use the pass cannot rewrite exactly (pow, remainder, floor division,
+...) is an error naming the node, not a silent wrong result. Host-only uses
+stay: `_assert_scalar` checks (from `torch._check`), a torch.cond predicate
+computed from the scalar, returning the scalar; integer `.item()` is not
+touched (int64 kernel arguments are right).
 When nothing reads the scalar on the host any more the `.item()` itself is
 removed, so the method no longer copies the value to the host (one sync
 less; it can be captured in a CUDA graph).
@@ -113,6 +114,13 @@ def _promote_with_scalar(dtype, kind: str):
     return dtype
 
 
+def _flat_nodes(args) -> List:
+    out = []
+    import torch.fx
+    torch.fx.node.map_arg(args, out.append)
+    return out
+
+
 def _describe(item) -> str:
     src = item.args[0]
     return (f"the .item() at node '{item.name}' ({op_name(item.target)} of "
@@ -125,7 +133,6 @@ class _ItemRewrite:
     def __init__(self, gm, item):
         self.gm = gm
         self.item = item
-        self.kind = _item_kind(item)
         self.ours = {item}          # the scalar and host values derived
         self.lifted: Dict = {}      # scalar node -> 0-d tensor node
         self.casts: Dict[Tuple, object] = {}
@@ -149,6 +156,9 @@ class _ItemRewrite:
                     if u not in users:
                         users.append(u)
                     continue
+                if is_call(u, torch.ops.higher_order.cond) and \
+                        u.args[0] is n and n not in _flat_nodes(u.args[1:]):
+                    continue   # a torch.cond predicate is read on the host
                 raise PassError(
                     f"{_describe(self.item)} feeds node '{u.name}' "
                     f"({op_name(u.target) if u.op == 'call_function' else u.op}"
