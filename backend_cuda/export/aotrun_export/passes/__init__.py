@@ -53,11 +53,13 @@ def run_passes(ep, skip=()) -> Tuple[object, List[str]]:
     for name, fn in GRAPH_PASSES:
         if name in skip:
             continue
-        try:
-            summary: Optional[str] = fn(ep)
-        except PassError:
-            raise
+        summary: Optional[str] = fn(ep)
         if summary:
             notes.append(f"pass {name}: {summary}")
-    ep.validate()
+    try:
+        ep.validate()
+    except Exception as e:  # noqa: BLE001  (a pass bug: say which passes)
+        raise PassError(f"the program is not a valid ExportedProgram after "
+                        f"the passes ({'; '.join(notes) or 'none applied'}):"
+                        f" {type(e).__name__}: {e}") from e
     return ep, notes
