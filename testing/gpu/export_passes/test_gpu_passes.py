@@ -10,8 +10,6 @@ cores). The programs themselves run through aotrun in the GPU suite
 
 import json
 
-import pytest
-
 
 def _job(gpu_jobs, name):
     r = gpu_jobs[name]
