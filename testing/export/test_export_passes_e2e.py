@@ -1,7 +1,8 @@
-"""The exporter with its passes, end to end on the CPU (one AOTInductor
-compile): each pass's note is in the manifest, the compiled library
+"""The exporter with its passes, end to end on the CPU (two AOTInductor
+compiles): each pass's note is in the manifest, the compiled library
 imports no mask-index fallback, no proxy executor, and it was linked with
--Wl,--as-needed (DT_NEEDED without libgomp).
+-Wl,--as-needed (DT_NEEDED without libgomp); an op only the proxy executor
+can run fails the export with its name.
 
 Note on libgomp: Debian 12's and Ubuntu's gcc already pass --as-needed to
 the linker by default (`gcc -dumpspecs`), so on this machine DT_NEEDED has
@@ -78,3 +79,40 @@ def test_linked_as_needed_without_libgomp(exported):
         text = z.read(cpp[0]).decode()
     link = text.split("// Link cmd\n// ", 1)[1].splitlines()[0]
     assert " -Wl,--as-needed " in link, link
+
+
+def _every_c_shim_name(torch):
+    """Every aoti_torch_* function torch's C shim headers declare: a shim
+    library that has them all (only the proxy-executor check can fail)."""
+    import glob
+    import re
+    inc = os.path.join(os.path.dirname(torch.__file__), "include", "torch",
+                       "csrc", "inductor", "aoti_torch")
+    names = set()
+    for h in glob.glob(os.path.join(inc, "**", "*.h"), recursive=True):
+        names |= set(re.findall(r"\b(aoti_torch_\w+)\s*\(", open(h).read()))
+    return names
+
+
+def test_proxy_executor_op_fails_the_export_with_its_name(tmp_path):
+    """A triangular solve of dynamic size is not decomposed: AOTInductor
+    calls it through the proxy executor, which aotrun lacks."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    from aotrun_export import export_program
+    from aotrun_export.shim_check import ProxyExecutorCalls
+
+    class Solve(torch.nn.Module):
+        def forward(self, a, b):
+            return torch.linalg.solve_triangular(a, b, upper=False)
+    n = torch.export.Dim("n", min=2, max=32)
+    out = tmp_path / "prog"
+    with pytest.raises(ProxyExecutorCalls) as e:
+        export_program({"forward": (Solve(), (torch.eye(5),
+                                              torch.randn(5, 2)))},
+                       str(out), dynamic_shapes={"forward": ({0: n, 1: n},
+                                                             {0: n})},
+                       shim_exports=_every_c_shim_name(torch),
+                       log=lambda s: None)
+    assert e.value.ops == ["aten::linalg_solve_triangular"]
+    assert "method 'forward'" in str(e.value)
+    assert list(tmp_path.iterdir()) == []
