@@ -73,10 +73,12 @@ def export_with_passes(module, args, skip=()):
     return run_passes(ep, skip=skip)
 
 
-def compile_for_torch(ep, work):
+def compile_for_torch(ep, work, single_threaded=False):
     """AOTInductor with torch's default options (a library that links
     libtorch), loaded with torch's own runner: what the passes change in
-    the generated code, independent of aotrun's runtime."""
+    the generated code, independent of aotrun's runtime. single_threaded:
+    the runner without its completion-event logic (torch's advice for CUDA
+    graph capture)."""
     from aotrun_export.passes import as_needed_linking, \
         constant_folding_decision
     opts = constant_folding_decision(ep)[0]
@@ -85,7 +87,9 @@ def compile_for_torch(ep, work):
         pkg = torch._inductor.aoti_compile_and_package(
             ep, package_path=os.path.join(work, "m.pt2"),
             inductor_configs=opts)
-    return torch._inductor.aoti_load_package(pkg), pkg, time.time() - t0
+    runner = torch._inductor.aoti_load_package(
+        pkg, run_single_threaded=single_threaded)
+    return runner, pkg, time.time() - t0
 
 
 def wrapper_source(pkg):
@@ -179,7 +183,7 @@ def job_masked_graph(device, work, with_pass=True):
     inputs: possible only when no count is read back."""
     m, args = masked_copy(device)
     ep, notes = export_with_passes(m, args)
-    runner, pkg, secs = compile_for_torch(ep, work)
+    runner, pkg, secs = compile_for_torch(ep, work, single_threaded=True)
     static = [a.clone() for a in args]
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
