@@ -98,8 +98,8 @@ def run_case(case, out_dir, args, log):
     ref["notes"] = {m: e.get("notes", []) for m, e in manifest["methods"].items()}
     ref["imports"] = {m: e.get("aoti_torch_imports", [])
                       for m, e in manifest["methods"].items()}
-    if "tolerance" in case.extra:   # (atol, rtol) for low-precision cases
-        ref["tolerance"] = list(case.extra["tolerance"])
+    if "tolerance" in case.extra:   # {"atol": .., "rtol": ..} for run_suite
+        ref["tolerance"] = case.extra["tolerance"]
     with open(os.path.join(case_dir, "case.json"), "w") as f:
         json.dump(ref, f, indent=1)
     return ref

@@ -11,11 +11,14 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import __version__
 from .options import has_convolution, inductor_options
-from .program_meta import (ExportError, Weight, io_specs, method_constants,
-                           writes_buffers)
+from .passes import (PassError, as_needed_linking, constant_folding_decision,
+                     distribution_checks_as_asserts, run_passes)
+from .program_meta import ExportError, Weight, io_specs, method_constants
 from .pt2_package import read_package
 from .safetensors_writer import Entry, write_safetensors
-from .shim_check import check_shim_coverage, load_shim_exports, model_imports
+from .shim_check import (PROXY_EXECUTOR, check_proxy_executor,
+                         check_shim_coverage, load_shim_exports,
+                         model_imports)
 from .wrapper_constants import parse_wrapper_source
 
 WEIGHTS_FILE = "weights.safetensors"
@@ -66,9 +69,13 @@ def _attention_context(math: bool):
 
 
 def _normalize(spec):
+    if _is_exported_program(spec):
+        return spec, (), {}
     if not isinstance(spec, (tuple, list)) or len(spec) not in (2, 3):
-        raise ExportError("each method is (callable, example_inputs) or "
-                          "(callable, example_inputs, example_kwargs)")
+        raise ExportError("each method is an ExportedProgram, "
+                          "(callable, example_inputs) or "
+                          "(callable, example_inputs, example_kwargs); got "
+                          f"{type(spec).__name__}")
     fn, args = spec[0], spec[1]
     kwargs = spec[2] if len(spec) == 3 else None
     if not isinstance(args, tuple):
@@ -85,23 +92,49 @@ def _check_names(methods):
             raise ExportError(f"invalid method name {name!r}")
 
 
-def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
-                   attention_math, inductor_configs, strict, work_dir, log):
-    """torch.export + AOTInductor for one method. Returns (exported
-    program, PackageModel, notes)."""
+def _is_exported_program(obj) -> bool:
     import torch
+    return isinstance(obj, torch.export.ExportedProgram)
+
+
+def export_method(fn, args, kwargs, *, dynamic_shapes, strict):
+    """torch.export of one method, with torch.distributions' value checks
+    traced as device asserts (passes/distribution_checks.py). An
+    ExportedProgram (e.g. from torch.export.load) is taken as is."""
+    import torch
+    if _is_exported_program(fn):
+        return fn
     module = method_module(fn)
+    with distribution_checks_as_asserts():
+        return torch.export.export(module, args, kwargs or None,
+                                   dynamic_shapes=dynamic_shapes,
+                                   strict=strict)
+
+
+def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
+                   attention_math, inductor_configs, strict, work_dir, log,
+                   skip_passes=()):
+    """torch.export + the exporter passes + AOTInductor for one method.
+    Returns (exported program after the passes, PackageModel, notes)."""
+    import torch
     with _attention_context(attention_math):
-        ep = torch.export.export(module, args, kwargs or None,
-                                 dynamic_shapes=dynamic_shapes, strict=strict)
-        opts, notes = inductor_options(
+        ep = export_method(fn, args, kwargs, dynamic_shapes=dynamic_shapes,
+                           strict=strict)
+        try:
+            ep, notes = run_passes(ep, skip=skip_passes)
+        except PassError as e:
+            raise ExportError(f"method '{name}': {e}") from e
+        fold_opts, fold_note = constant_folding_decision(ep)
+        opts, option_notes = inductor_options(
             triton_gemm=triton_gemm, has_conv=has_convolution(ep),
-            writes_buffers=writes_buffers(ep), extra=inductor_configs)
+            extra={**fold_opts, **(inductor_configs or {})})
+        notes = notes + option_notes + ([fold_note] if fold_note else [])
         for n in notes:
             log(f"aotrun-export: method '{name}': {n}")
         path = os.path.join(work_dir, f"{name}.pt2")
-        path = torch._inductor.aoti_compile_and_package(
-            ep, package_path=path, inductor_configs=opts)
+        with as_needed_linking():
+            path = torch._inductor.aoti_compile_and_package(
+                ep, package_path=path, inductor_configs=opts)
     return ep, read_package(path), notes
 
 
@@ -117,15 +150,21 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                    inductor_configs: Optional[Dict] = None,
                    strict: bool = False,
                    keep_packages: bool = False,
+                   skip_passes: Sequence[str] = (),
                    log: Callable[[str], None] = print) -> dict:
     """Exports each method and writes the program directory `out_dir`.
 
-    methods: {"forward": (module_or_bound_method, example_args[, kwargs])}.
+    methods: {"forward": (module_or_bound_method, example_args[, kwargs])}
+      or {"forward": exported_program} (a torch.export.ExportedProgram, e.g.
+      from torch.export.load: its dynamic shapes are the ones it was
+      exported with).
     dynamic_shapes: {method: torch.export dynamic_shapes spec}.
     triton_gemm: GEMMs as autotuned Triton kernels (else cuBLAS via the shim).
     shim_exports: paths of libaotrun_shim.so and/or text files of exported
       names (or a set of names); each library is checked against them and
       MissingShimFunctions lists what is missing. None: not checked.
+    skip_passes: names of exporter passes to leave out (passes/__init__.py;
+      for tests and diagnosis: the passes make programs correct).
     Returns the manifest dict. Nothing is left in out_dir on failure.
     """
     import torch
@@ -151,12 +190,17 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
         weights: Dict[str, Weight] = {}
         for name, spec in methods.items():
             fn, args, kwargs = _normalize(spec)
+            if _is_exported_program(fn) and name in dynamic_shapes:
+                raise ExportError(
+                    f"method '{name}' is an ExportedProgram: its dynamic "
+                    "shapes were fixed by torch.export; drop its "
+                    "dynamic_shapes entry")
             ep, pkg, notes = compile_method(
                 name, fn, args, kwargs,
                 dynamic_shapes=dynamic_shapes.get(name),
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
-                work_dir=work, log=log)
+                work_dir=work, log=log, skip_passes=skip_passes)
             manifest["methods"][name] = _method_entry(
                 name, ep, pkg, stage, weights, notes, exports)
         if weights:
@@ -184,6 +228,14 @@ def _method_entry(name, ep, pkg, stage, weights, notes, exports):
     os.chmod(lib_path, 0o755)
     imports = (check_shim_coverage(lib_path, exports, name)
                if exports is not None else model_imports(lib_path))
+    if exports is not None:
+        check_proxy_executor(imports, pkg.proxy_executor_ops, lib_path, name)
+    elif PROXY_EXECUTOR in imports:
+        # Not checked against a shim: say it, since aotrun will refuse it.
+        ops = ", ".join(pkg.proxy_executor_ops) or "unnamed ops"
+        notes.append(f"calls {ops} through libtorch's proxy executor "
+                     f"({PROXY_EXECUTOR}), which aotrun does not have: the "
+                     "method fails at run time")
     winfo = parse_wrapper_source(pkg.wrapper_cpp, f"{name}: wrapper.cpp")
     inputs, outputs = io_specs(ep)
     if len(inputs) != winfo.num_inputs or len(outputs) != winfo.num_outputs:

@@ -3,11 +3,15 @@
 A package holds, under <archive>/data/aotinductor/<model>/: the model
 library `*.wrapper.so`, its generated source `*.wrapper.cpp` (the constant
 table, see wrapper_constants) and, with package_constants_on_disk_format=
-"binary_blob", the weights `*.wrapper_weights.blob`.
+"binary_blob", the weights `*.wrapper_weights.blob`; `*.wrapper.json`
+lists the ops the library calls through libtorch's proxy executor (extern
+kernel nodes), when there are any.
 """
 
+import json
 import zipfile
 from dataclasses import dataclass
+from typing import Tuple
 
 
 class PackageError(ValueError):
@@ -20,6 +24,7 @@ class PackageModel:
     wrapper_cpp: str
     weights_blob: bytes
     library_member: str
+    proxy_executor_ops: Tuple[str, ...] = ()
 
 
 def _one(names, suffix, package):
@@ -48,4 +53,22 @@ def read_package(package: str) -> PackageModel:
         return PackageModel(
             library=zf.read(so),
             wrapper_cpp=zf.read(cpp).decode("utf-8", "replace"),
-            weights_blob=blob, library_member=so)
+            weights_blob=blob, library_member=so,
+            proxy_executor_ops=_extern_ops(zf, names, package))
+
+
+def _extern_ops(zf, names, package) -> Tuple[str, ...]:
+    """Targets of the extern kernel nodes (wrapper.json), in order."""
+    found = [n for n in names if n.endswith(".wrapper.json")
+             and "/data/aotinductor/" in "/" + n]
+    ops = []
+    for member in found:
+        try:
+            doc = json.loads(zf.read(member).decode("utf-8"))
+        except ValueError as e:
+            raise PackageError(f"{package}: {member} is not JSON: {e}") from e
+        for entry in doc.get("nodes", []):
+            target = (entry.get("node") or {}).get("target")
+            if target:
+                ops.append(str(target))
+    return tuple(ops)

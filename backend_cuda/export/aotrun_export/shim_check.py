@@ -77,3 +77,32 @@ def check_shim_coverage(library: str, exports: Set[str],
     if missing:
         raise MissingShimFunctions(library, missing, method)
     return model_imports(library)
+
+
+PROXY_EXECUTOR = "aoti_torch_proxy_executor_call_function"
+
+
+class ProxyExecutorCalls(RuntimeError):
+    """The model calls ops through libtorch's proxy executor, which aotrun
+    does not have (the shim's stub refuses every call)."""
+
+    def __init__(self, library: str, ops: Sequence[str], method: str = ""):
+        self.library = library
+        self.ops = list(ops)
+        self.method = method
+        who = f"method '{method}' ({library})" if method else library
+        lines = "\n".join(f"  {op}" for op in self.ops) or "  (unnamed)"
+        super().__init__(
+            f"{who} calls {len(self.ops)} op(s) through libtorch's proxy "
+            f"executor ({PROXY_EXECUTOR}), which aotrun does not have:\n"
+            f"{lines}\nThese ops have no AOTInductor C shim and no lowering; "
+            "decompose them before compiling (see docs/exporter-passes.md) "
+            "or change the model.")
+
+
+def check_proxy_executor(imports: Sequence[str], ops: Sequence[str],
+                         library: str, method: str = "") -> None:
+    """Raises ProxyExecutorCalls when the library imports the proxy
+    executor entry point (ops: its extern nodes, for the message)."""
+    if PROXY_EXECUTOR in imports:
+        raise ProxyExecutorCalls(library, ops, method)
