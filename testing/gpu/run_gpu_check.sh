@@ -52,6 +52,16 @@ unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
 [ -z "$line" ] && unit_fail=$((unit_fail + 1))
 echo "ops vs torch: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
+# 2c. Exporter passes on the GPU (compiles in parallel processes).
+timeout 400 python3 -m pytest -q -rs -p no:cacheprovider testing/gpu/export_passes \
+  > "$W/logs/export_passes.log" 2>&1
+line=$(grep -E '^=*.*(passed|failed|error).* in [0-9.]+s' "$W/logs/export_passes.log" | tail -1)
+n=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+m=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
+[ -z "$line" ] && unit_fail=$((unit_fail + 1))
+echo "export passes: ${line:-no pytest summary}"
+grep -E '^(FAILED|ERROR)' "$W/logs/export_passes.log" | head -n 20
 wait "$export_pid"
 "$B/bin/bench_alloc" 20000 > "$W/logs/bench_alloc.log" 2>&1
 "$B/bin/bench_gemm" 100 > "$W/logs/bench_gemm.log" 2>&1
@@ -63,7 +73,9 @@ echo "export: rc $(cat "$W/logs/export.rc")"; tail -n 15 "$W/logs/export.log"
 
 # 3-5. End to end, graph contract, benchmarks.
 python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
-  --calls 6 --results "$OUT/results.json" > "$W/logs/run_suite.out" 2>&1
+  --calls 6 --results "$OUT/results.json" \
+  --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter}" \
+  > "$W/logs/run_suite.out" 2>&1
 suite_rc=$?
 cp "$W/run_suite.log" "$W/logs/" 2>/dev/null
 
