@@ -2,14 +2,16 @@
  * scatter_math.h: the element arithmetic of the scatter ops, shared by the
  * host (argument conversion, CPU tests) and the CUDA kernels, so both round
  * and order values identically. Plain C11 that nvcc also compiles as C++17
- * (functions become __host__ __device__ there). Self-contained: the nvcc
- * genrules see only the headers listed in CU_HDRS.
+ * (functions become __host__ __device__ there). The nvcc genrules see only
+ * the headers listed in CU_HDRS (scalar_convert.h and dtype.h included).
  */
 #ifndef AOTRUN_FALLBACK_SCATTER_MATH_H
 #define AOTRUN_FALLBACK_SCATTER_MATH_H
 
 #include <stdint.h>
 #include <string.h>
+
+#include "shim_lib/scalar_convert.h"
 
 #ifdef __CUDACC__
 #define AOTRUN_SM static inline __host__ __device__
@@ -59,56 +61,22 @@ AOTRUN_SM uint64_t aotrun_sm_f64_bits(double f) {
 
 /* ---- float16 / bfloat16 (round to nearest even, like c10) ---- */
 
+/* The shim's own conversions (scalar_convert.h), so the scatter ops round
+ * exactly like every other copy and item read. */
 AOTRUN_SM float aotrun_sm_half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-  if (exp == 0x1fu) {
-    bits = sign | 0x7f800000u | (man << 13); /* inf / nan */
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign;
-  } else { /* subnormal: man * 2^-24 */
-    uint32_t e = 113u; /* biased exponent of 2^-14 */
-    while ((man & 0x400u) == 0) {
-      man <<= 1;
-      e--;
-    }
-    bits = sign | (e << 23) | ((man & 0x3ffu) << 13);
-  }
-  return aotrun_sm_f32(bits);
+  return aotrun_half_to_float(h);
 }
 
 AOTRUN_SM uint16_t aotrun_sm_float_to_half(float f) {
-  uint32_t x = aotrun_sm_f32_bits(f);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u); /* nan */
-  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to inf */
-  if (ax < 0x38800000u) {                                   /* subnormal/zero */
-    if (ax <= 0x33000000u) return (uint16_t)sign; /* <= half the smallest */
-    uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
-    uint32_t shift = 126u - e; /* 14..24 */
-    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u);
-    uint32_t half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (r & 1u))) r++;
-    return (uint16_t)(sign | r);
-  }
-  uint32_t r = (ax >> 13) - (112u << 10); /* rebias the exponent */
-  uint32_t rem = ax & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) r++;
-  return (uint16_t)(sign | r);
+  return aotrun_float_to_half(f);
 }
 
 AOTRUN_SM float aotrun_sm_bf16_to_float(uint16_t b) {
-  return aotrun_sm_f32((uint32_t)b << 16);
+  return aotrun_bf16_to_float(b);
 }
 
 AOTRUN_SM uint16_t aotrun_sm_float_to_bf16(float f) {
-  uint32_t x = aotrun_sm_f32_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0u; /* nan */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
+  return aotrun_float_to_bf16(f);
 }
 
 /* ---- the float dtypes that accumulate in float (f16, bf16, f32) ---- */
