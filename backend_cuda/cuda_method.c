@@ -138,6 +138,11 @@ aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
   m->opts = *defaults;
   st = aotrun_cuda_stream_acquire(device, m->opts.shared_stream, &m->stream,
                                   err);
+  /* The device error slot, made now: allocating it is not a stream
+   * operation, so it must not first happen inside a graph capture. A
+   * failure here is reported again by the first op that needs it. */
+  void *slot = NULL;
+  if (st == AOTRUN_OK) (void)aotrun_shim_device_error_slot(device, &slot);
   if (st == AOTRUN_OK) st = make_runner(m, manifest, size, method, err);
   if (st == AOTRUN_OK) st = make_graph_state(m, err);
   if (st != AOTRUN_OK) {

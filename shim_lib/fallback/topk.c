@@ -1,17 +1,17 @@
 /* topk.c: aoti_torch_cuda_topk.
  *
- * Which k elements, and in which order, follows ATen's CUDA topk:
- *  - at most 10 rows of >= 100000 elements: ATen takes the first k of its
- *    (radix) sort; so do we (aotrun_fb_sort_rows, ORDER_SORT).
- *  - otherwise ATen's radix selection orders every NaN above +inf and -0.0
- *    below +0.0 (ORDER_TOPK); we take the first k of a stable sort in that
- *    order (aotrun_fb_select_rows: block radix selections over pieces of
- *    <= 4096 elements, then a sort of the k left). With sorted=True ATen
- *    then sorts those k: a comparison sort for k <= 32 (every NaN largest,
- *    -0.0 == +0.0: our selection order is one of its valid outcomes), its
- *    radix sort above (-NaN smallest): for floats with k > 32 the selection
- *    is re-sorted in ORDER_SORT. sorted=False leaves ATen's order
- *    unspecified; ours is the selection order.
+ * Which k elements, and in which order, follows ATen's CUDA topk, a radix
+ * selection that orders every NaN above +inf and -0.0 below +0.0
+ * (ORDER_TOPK), for any number and length of rows (ATen sorts instead only
+ * on ROCm; measured on the H200, torch 2.11: the smallest of a 100000-long
+ * row holding -NaN and -inf is -inf). We take the first k of a stable sort
+ * in that order (aotrun_fb_select_rows: block radix selections over pieces
+ * of <= 4096 elements, then a sort of the k left). With sorted=True ATen
+ * then sorts those k: a comparison sort for k <= 32 (every NaN largest,
+ * -0.0 == +0.0: our selection order is one of its valid outcomes), its
+ * radix sort above (-NaN smallest): for floats with k > 32 the selection
+ * is re-sorted in ORDER_SORT. sorted=False leaves ATen's order
+ * unspecified; ours is the selection order.
  * Ties: the lowest indices win, in index order. Outputs are contiguous.
  * No host synchronisation: usable inside a CUDA graph capture. */
 #include <string.h>
@@ -22,12 +22,6 @@
 #include "shim_lib/fallback/sort_rows.h"
 
 static const char kOp[] = "aoti_torch_cuda_topk";
-
-/* ATen's should_use_sort() for CUDA. */
-static int aten_uses_sort(const aotrun_fb_sort_plan *p) {
-  return p->self.ndim > 0 && p->self.dtype != AOTRUN_FB_BOOL && p->n > 0 &&
-         p->rows <= 10 && p->n >= 100000;
-}
 
 static AOTITorchError run(const aotrun_fb_sort_plan *p, int largest,
                           int sorted, void *values, int64_t *indices,
@@ -43,10 +37,6 @@ static AOTITorchError run(const aotrun_fb_sort_plan *p, int largest,
   a.values = values;
   a.indices = indices;
   aotrun_fb_sort_plan_layout(p, &a.layout);
-  if (aten_uses_sort(p)) {
-    a.order = AOTRUN_FB_ORDER_SORT;
-    return aotrun_fb_sort_rows(temps, &a, stream);
-  }
   a.order = AOTRUN_FB_ORDER_TOPK;
   const int resort =
       sorted && p->elems.kind == AOTRUN_FB_KIND_FLOAT && p->k > 32;

@@ -1,6 +1,8 @@
 """GPU jobs for the exporter pass tests, one AOTInductor compile each, run
 in their own processes (in parallel, and so that a device assert, which
-poisons the CUDA context, cannot reach another job).
+poisons the CUDA context, cannot reach another job). Programs are exported
+with aotrun's exporter and run through the aotrun CLI of the GPU bundle
+(.gpu/ or $AOTRUN_GPU_BUNDLE), each run its own process too.
 
   python3 jobs.py JOB OUT.json [--device cuda]
 
@@ -73,23 +75,60 @@ def export_with_passes(module, args, skip=()):
     return run_passes(ep, skip=skip)
 
 
-def compile_for_torch(ep, work, single_threaded=False):
-    """AOTInductor with torch's default options (a library that links
-    libtorch), loaded with torch's own runner: what the passes change in
-    the generated code, independent of aotrun's runtime. single_threaded:
-    the runner without its completion-event logic (torch's advice for CUDA
-    graph capture)."""
-    from aotrun_export.passes import as_needed_linking, \
-        constant_folding_decision
-    opts = constant_folding_decision(ep)[0]
+def bundle():
+    """(aotrun CLI, CUDA plugin) of the GPU bundle (.gpu/, or
+    $AOTRUN_GPU_BUNDLE)."""
+    b = os.environ.get("AOTRUN_GPU_BUNDLE", os.path.join(ROOT, ".gpu"))
+    return (os.path.join(b, "bin", "aotrun"),
+            os.path.join(b, "lib", "libaotrun_cuda.so"))
+
+
+def export_dir(module, args, work, skip=()):
+    """aotrun's exporter (its compile options, the .pt2 kept for its
+    wrapper source) into work/prog; returns (program dir, manifest)."""
+    from aotrun_export import export_program
+    out = os.path.join(work, "prog")
     t0 = time.time()
-    with as_needed_linking():
-        pkg = torch._inductor.aoti_compile_and_package(
-            ep, package_path=os.path.join(work, "m.pt2"),
-            inductor_configs=opts)
-    runner = torch._inductor.aoti_load_package(
-        pkg, run_single_threaded=single_threaded)
-    return runner, pkg, time.time() - t0
+    manifest = export_program({"forward": (module, args)}, out,
+                              log=lambda s: None, keep_packages=True,
+                              skip_passes=skip)
+    return out, manifest, time.time() - t0
+
+
+def run_aotrun(prog, args, work, calls=1, graph=False):
+    """Runs the program's forward through the aotrun CLI on args (host
+    copies as .npy); returns ([outputs of each call as torch tensors],
+    the CLI's output text). Raises RuntimeError with that text on failure."""
+    import subprocess
+    import numpy as np
+    aotrun, plugin = bundle()
+    run_dir = tempfile.mkdtemp(dir=work)
+    cmd = [aotrun, "run", prog, "--plugin", plugin, "--calls", str(calls),
+           "--output-dir", os.path.join(run_dir, "out")]
+    for i, a in enumerate(args):
+        path = os.path.join(run_dir, f"in{i}.npy")
+        np.save(path, a.detach().cpu().numpy())
+        cmd += ["--input", path]
+    if graph:
+        cmd += ["--option", "enable_cuda_graph_for_method=forward"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, AOTRUN_LOG_LEVEL="info"))
+    text = p.stdout + p.stderr
+    if p.returncode != 0:
+        raise RuntimeError(f"aotrun run exited {p.returncode}: {text[-2500:]}")
+    outs = []
+    for k in range(calls):
+        d = os.path.join(run_dir, "out", f"call{k}") if calls > 1 else \
+            os.path.join(run_dir, "out")
+        n = len([f for f in os.listdir(d) if f.startswith("out")])
+        outs.append([torch.from_numpy(np.load(os.path.join(d, f"out{j}.npy")))
+                     for j in range(n)])
+    return outs, text
+
+
+def package_wrapper(prog):
+    pt2 = [f for f in os.listdir(prog) if f.endswith(".pt2")]
+    return wrapper_source(os.path.join(prog, pt2[0]))
 
 
 def wrapper_source(pkg):
@@ -115,47 +154,52 @@ def max_err(a, b):
 # ----------------------------------------------------------------- jobs
 
 def job_float_item(device, work, with_pass):
+    """Exported by aotrun's exporter, run through the aotrun CLI."""
     m = FloatItem().to(device)
-    ep, notes = export_with_passes(
-        m, float_item_args(device, 1.5),
+    prog, manifest, secs = export_dir(
+        m, float_item_args(device, 1.5), work,
         skip=() if with_pass else ("float_item",))
-    runner, pkg, secs = compile_for_torch(ep, work)
     errors = {}
     with torch.no_grad():
         for v in VALUES:
             a = float_item_args(device, v)
-            errors[str(v)] = max_err(runner(*a), m(*a))
-    src = wrapper_source(pkg)
-    return {"errors": errors, "notes": notes, "compile_seconds": secs,
+            outs, _ = run_aotrun(prog, a, work)
+            errors[str(v)] = max_err(outs[0], [o.cpu() for o in m(*a)])
+    src = package_wrapper(prog)
+    return {"errors": errors,
+            "notes": manifest["methods"]["forward"].get("notes", []),
+            "compile_seconds": secs,
             "item_reads": src.count("aoti_torch_item_"),
             "int64_launcher_args": [line.strip() for line in src.splitlines()
                                     if line.strip().startswith("int64_t ks")]}
 
 
 def job_policy(device, work, with_pass):
+    """Exported by aotrun's exporter, run through the aotrun CLI (each run
+    its own process: a device assert poisons only that one)."""
     m, args = policy_head(device)
-    ep, notes = export_with_passes(
-        m, args, skip=() if with_pass else ("assert_async",))
-    result = {"notes": notes,
-              "asserts_in_graph": sum("assert_async" in str(n.target)
+    skip = () if with_pass else ("assert_async",)
+    ep, _ = export_with_passes(m, args, skip=skip)
+    result = {"asserts_in_graph": sum("assert_async" in str(n.target)
                                       for n in ep.graph.nodes)}
     try:
-        runner, pkg, secs = compile_for_torch(ep, work)
+        prog, manifest, secs = export_dir(m, args, work, skip=skip)
+        result["notes"] = manifest["methods"]["forward"].get("notes", [])
         result["compile_seconds"] = secs
-        with torch.no_grad():
-            errs = []
-            for _ in range(3):
-                a = (torch.randn_like(args[0]), torch.randn_like(args[1]))
-                got = runner(*a)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                errs.append(max_err(got, m(*a)))
-        result["errors"] = errs
-        src = wrapper_source(pkg)   # Triton kernels are embedded in it
+        src = package_wrapper(prog)   # Triton kernels are embedded in it
         result["assert_messages_in_code"] = [
             msg for msg in ("argument validation failed",
                             "positive diagonal", "finite action")
             if msg in src]
+        errs = []
+        with torch.no_grad():
+            for _ in range(3):
+                a = (torch.randn_like(args[0]), torch.randn_like(args[1]))
+                outs, _ = run_aotrun(prog, a, work)
+                want = m(*a)
+                want = want if isinstance(want, (tuple, list)) else [want]
+                errs.append(max_err(outs[0], [w.cpu() for w in want]))
+        result["errors"] = errs
     except Exception as e:  # noqa: BLE001  (the failure is the fact)
         result["failure"] = f"{type(e).__name__}: {e}"[-3000:]
     return result
@@ -179,31 +223,20 @@ def job_masked_program(device, work, with_pass):
 
 
 def job_masked_graph(device, work, with_pass=True):
-    """torch's runner captured into a CUDA graph and replayed on new
-    inputs: possible only when no count is read back."""
+    """The program run through aotrun with CUDA graphs on: calls 1-3 warm
+    up, call 4 captures, 5-6 replay. Possible only when no count is read
+    back; a refused capture says "CUDA graph capture failed" in the log."""
     m, args = masked_copy(device)
-    ep, notes = export_with_passes(m, args)
-    runner, pkg, secs = compile_for_torch(ep, work, single_threaded=True)
-    static = [a.clone() for a in args]
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side), torch.no_grad():
-        for _ in range(3):
-            runner(*static)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph), torch.no_grad():
-        out = runner(*static)
-    errs = []
-    for _ in range(3):
-        new = [torch.randn_like(a) for a in args]
-        for s, n in zip(static, new):
-            s.copy_(n)
-        graph.replay()
-        torch.cuda.synchronize()
-        with torch.no_grad():
-            errs.append(max_err(out, m(*new)))
-    return {"replay_errors": errs, "notes": notes, "compile_seconds": secs}
+    prog, manifest, secs = export_dir(m, args, work)
+    outs, text = run_aotrun(prog, args, work, calls=6, graph=True)
+    with torch.no_grad():
+        want = m(*args)
+    want = want if isinstance(want, (tuple, list)) else [want]
+    errs = [max_err(o, [w.cpu() for w in want]) for o in outs]
+    return {"replay_errors": errs,
+            "capture_failed": "capture failed" in text.lower(),
+            "notes": manifest["methods"]["forward"].get("notes", []),
+            "compile_seconds": secs}
 
 
 JOBS = {

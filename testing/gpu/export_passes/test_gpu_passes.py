@@ -84,4 +84,5 @@ def test_masked_copy_no_fallbacks_no_libgomp_with_the_pass(gpu_jobs):
 def test_masked_copy_program_is_graph_capturable(gpu_jobs):
     r = _job(gpu_jobs, "masked_graph_capture")
     assert r["ok"], r.get("error")
+    assert not r["capture_failed"], "the capture was refused"
     assert max(r["replay_errors"]) == 0.0, r["replay_errors"]

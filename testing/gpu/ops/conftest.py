@@ -73,12 +73,22 @@ def same(a, b, *, bits=False):
 
 
 def assert_same(got, want, what="", *, bits=False):
+    import torch as t
     assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
     if not same(got, want, bits=bits):
-        diff = (got.double() - want.double()).abs()
-        diff = diff.nan_to_num(nan=float("inf"))
-        i = int(diff.argmax()) if diff.numel() else 0
+        g, w = got.flatten(), want.flatten()
+        if bits and g.dtype.is_floating_point:
+            iw = {2: t.int16, 4: t.int32, 8: t.int64}[g.element_size()]
+            bad = g.contiguous().view(iw) != w.contiguous().view(iw)
+        elif g.dtype.is_floating_point:
+            bad = ~((g == w) | (g.isnan() & w.isnan()))
+        else:
+            bad = g != w
+        idx = bad.nonzero().flatten()
+        i = int(idx[0])
         raise AssertionError(
-            f"{what}: values differ (max abs diff {float(diff.max()) if diff.numel() else 0} "
-            f"at flat {i}: got {got.flatten()[i].item()} want {want.flatten()[i].item()})")
+            f"{what}: {idx.numel()} of {g.numel()} values differ; first at "
+            f"flat {i}: got {g[i].item()!r} want {w[i].item()!r}"
+            + (f" (bits {hex(int(g.view(iw)[i]))} vs {hex(int(w.view(iw)[i]))})"
+               if bits and g.dtype.is_floating_point else ""))

@@ -304,15 +304,16 @@ def test_topk_rows_match_eager(torch, shim, dtype, n):
                                shim_topk(shim, x, k, -1, largest, sorted_), what)
 
 
-def test_topk_few_long_rows_take_the_sort_order(torch, shim):
-    """<= 10 rows of >= 100000: ATen sorts (radix order, -NaN smallest), so
-    the values match bit for bit, indices too (stable radix sort)."""
+def test_topk_few_long_rows_keep_the_topk_order(torch, shim):
+    """Few long rows take the same radix-selection order as any other
+    (every NaN largest): ATen's CUDA topk sorts only on ROCm (measured on
+    the H200: the smallest of a row holding -NaN and -inf is -inf)."""
     x = make(torch, "float32", (2, 100000), "special", seed=3)
     for largest in (True, False):
-        v, i = shim_topk(shim, x, 50, -1, largest, True)
-        wv, wi = torch.topk(x, 50, dim=-1, largest=largest)
-        assert_same(v, wv, "few long rows", bits=True)
-        assert torch.equal(i, wi)
+        for k in (1, 50):
+            check_topk(torch, x, k, -1, largest, True,
+                       shim_topk(shim, x, k, -1, largest, True),
+                       f"few long rows k={k} largest={largest}")
 
 
 def test_topk_nan_counts_largest(torch, shim):

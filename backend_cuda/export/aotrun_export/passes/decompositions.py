@@ -14,7 +14,12 @@ values. While retracing, these ops are decomposed:
   the varlen mode of `aten._flash_attention_forward`: see
   varlen_attention.py;
 * `aten.linalg_solve_triangular` with a static size up to 64: see
-  triangular_solve.py.
+  triangular_solve.py;
+* `aten.index_add` -> torch's own decomposition (an `index_put` with
+  accumulate): once functionalized, `index_add_` becomes `index_add`, which
+  AOTInductor 2.11 lowers only for some dtypes and otherwise calls through
+  libtorch's proxy executor (measured: a bfloat16 MoE layer), which aotrun
+  does not have; `index_put` is lowered, or served by the shim.
 
 Errors raised by a decomposition (a window the Flash versions disagree on,
 seqused_k, paged KV, ...) come out as PassError with the decomposition's
@@ -45,6 +50,7 @@ def decomposition_table():
             decompose_flash_attention_forward,
         aten.linalg_solve_triangular.default: decompose_solve_triangular,
     }
+    table.update(torch._decomp.get_decompositions([aten.index_add]))
     varlen = _varlen_op()
     if varlen is not None:
         table[varlen] = decompose_varlen_attn
