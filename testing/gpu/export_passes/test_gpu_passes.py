@@ -41,18 +41,18 @@ def test_float_item_exact_with_the_pass(gpu_jobs):
     assert r["item_reads"] == 0, "no .item() read left in the wrapper"
 
 
-def test_policy_head_device_asserts_fail_without_the_pass(gpu_jobs):
-    """With the asserts compiled in, autotuning runs the kernels on
-    made-up data and trips them (measured: "device-side assert
-    triggered"); the test reports what this torch does."""
+def test_policy_head_keeps_device_asserts_without_the_pass(gpu_jobs):
+    """Without the pass the distribution's argument checks are compiled into
+    the kernels as device asserts (a failing one poisons the CUDA context of
+    the whole process). Measured on the H200 with aotrun's compile options
+    (no autotuning): the program then still compiles and matches eager on
+    valid inputs; the export-time failure the issue reports needs
+    autotuning, which runs the kernels on made-up data."""
     r = _job(gpu_jobs, "policy_without_pass")
-    failed = (not r["ok"]) or "failure" in r
-    assert r.get("asserts_in_graph", 1) > 0 or not r["ok"]
-    assert failed, ("compiled and ran with device asserts in the graph: "
-                    f"{r.get('errors')}, assert messages in the code: "
-                    f"{r.get('assert_messages_in_code')}")
-    text = (r.get("failure") or r.get("error") or "").lower()
-    assert "assert" in text, text[-1500:]
+    assert r["ok"], r.get("error")
+    assert r["asserts_in_graph"] > 0
+    assert "failure" in r or r["assert_messages_in_code"], \
+        "no device assert left in the compiled code without the pass"
 
 
 def test_policy_head_matches_eager_with_the_pass(gpu_jobs):
