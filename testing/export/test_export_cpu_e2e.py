@@ -107,3 +107,61 @@ def test_missing_shim_function_fails_and_leaves_nothing(program, tmp_path):
     assert e.value.missing == ["aoti_torch_empty_strided"]
     assert "method 'decode'" in str(e.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_two_threads_exporting_at_once(tmp_path):
+    """Two user threads call export_program at the same moment, then exit.
+    torch 2.11 cannot trace or compile in two threads at once, nor trace in
+    a thread after another tracing thread exited (SIGSEGV): the exporter
+    runs them in turn on its one worker thread. Both programs are whole,
+    linked --as-needed (no libgomp), and the link patch is gone after."""
+    import threading
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    from torch._inductor.cpp_builder import CppBuilder
+    from aotrun_export import export_program
+    from aotrun_export.elf_symbols import read_dynamic
+    from aotrun_export.passes import linking
+    original = CppBuilder.__dict__["get_command_line"]
+
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return (x * 2).sum(1)
+
+    models = {"lin": (torch.nn.Linear(4, 8), torch.randn(2, 4)),
+              "scale": (Scale(), torch.randn(3, 5))}
+    start = threading.Barrier(len(models))
+    done, errors = {}, {}
+
+    def work(name):
+        m, x = models[name]
+        start.wait()
+        try:
+            done[name] = export_program({"forward": (m, (x,))},
+                                        str(tmp_path / name),
+                                        log=lambda s: None)
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors[name] = e
+    threads = [threading.Thread(target=work, args=(n,)) for n in models]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for name, (m, x) in models.items():
+        out = tmp_path / name
+        files = ["forward.so", "manifest.json"] + (
+            ["weights.safetensors"] if list(m.parameters()) else [])
+        assert sorted(os.listdir(out)) == files
+        fw = done[name]["methods"]["forward"]
+        assert fw["inputs"][0]["shape"] == list(x.shape)
+        needed = read_dynamic(str(out / "forward.so")).needed
+        assert not [n for n in needed if "gomp" in n], (name, needed)
+    assert linking._PATCH.users == 0
+    assert CppBuilder.__dict__["get_command_line"] is original
+    # A third export from yet another thread, after both exited.
+    models["again"] = (Scale(), torch.randn(2, 7))
+    start = threading.Barrier(1)
+    t = threading.Thread(target=work, args=("again",))
+    t.start()
+    t.join()
+    assert not errors and "again" in done, errors

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import __version__
@@ -23,6 +24,19 @@ from .wrapper_constants import parse_wrapper_source
 
 WEIGHTS_FILE = "weights.safetensors"
 MANIFEST_FILE = "manifest.json"
+
+# torch 2.11 is not thread-safe here (measured with two threads): tracing
+# keeps process-global state (torch.export's module hierarchy: "_EXPORT_
+# MODULE_HIERARCHY must not be None"; the SDPA backend flags; our
+# distribution-check patch) and AOTInductor enters shared config patches
+# ("prior should be empty when entering ConfigPatch"). Threads exporting at
+# once therefore take turns per method; the link patch keeps its own count
+# (passes/linking.py) for Inductor compiles outside this lock. And a thread
+# that traced must outlive every later trace: a second thread tracing after
+# the first one exited crashes (SIGSEGV in FakeTensorMode.__enter__, CPU
+# torch 2.11), so calls from threads other than the main one run on one
+# worker thread that lives as long as the process.
+_TORCH_LOCK = threading.Lock()
 
 
 def method_module(fn):
@@ -117,6 +131,40 @@ def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
     """torch.export + the exporter passes + AOTInductor for one method.
     Returns (exported program after the passes, PackageModel, notes)."""
     import torch
+
+    def run(grad):
+        with _TORCH_LOCK, torch.set_grad_enabled(grad):
+            return _compile_locked(
+                name, fn, args, kwargs, dynamic_shapes=dynamic_shapes,
+                triton_gemm=triton_gemm, attention_math=attention_math,
+                inductor_configs=inductor_configs, strict=strict,
+                work_dir=work_dir, log=log, skip_passes=skip_passes)
+    grad = torch.is_grad_enabled()  # thread-local: carried to the worker
+    if threading.current_thread() is threading.main_thread():
+        return run(grad)
+    return _torch_worker().submit(run, grad).result()
+
+
+_WORKER = None
+_WORKER_LOCK = threading.Lock()
+
+
+def _torch_worker():
+    """The one thread that runs exports called from other threads (never
+    shut down before the interpreter exits)."""
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            from concurrent.futures import ThreadPoolExecutor
+            _WORKER = ThreadPoolExecutor(max_workers=1,
+                                         thread_name_prefix="aotrun-export")
+        return _WORKER
+
+
+def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
+                    attention_math, inductor_configs, strict, work_dir, log,
+                    skip_passes):
+    import torch
     with _attention_context(attention_math):
         ep = export_method(fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                            strict=strict)
@@ -124,17 +172,17 @@ def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
             ep, notes = run_passes(ep, skip=skip_passes)
         except PassError as e:
             raise ExportError(f"method '{name}': {e}") from e
-        fold_opts, fold_note = constant_folding_decision(ep)
-        opts, option_notes = inductor_options(
-            triton_gemm=triton_gemm, has_conv=has_convolution(ep),
-            extra={**fold_opts, **(inductor_configs or {})})
-        notes = notes + option_notes + ([fold_note] if fold_note else [])
-        for n in notes:
-            log(f"aotrun-export: method '{name}': {n}")
-        path = os.path.join(work_dir, f"{name}.pt2")
-        with as_needed_linking():
-            path = torch._inductor.aoti_compile_and_package(
-                ep, package_path=path, inductor_configs=opts)
+    fold_opts, fold_note = constant_folding_decision(ep)
+    opts, option_notes = inductor_options(
+        triton_gemm=triton_gemm, has_conv=has_convolution(ep),
+        extra={**fold_opts, **(inductor_configs or {})})
+    notes = notes + option_notes + ([fold_note] if fold_note else [])
+    for n in notes:
+        log(f"aotrun-export: method '{name}': {n}")
+    path = os.path.join(work_dir, f"{name}.pt2")
+    with as_needed_linking():
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=path, inductor_configs=opts)
     return ep, read_package(path), notes
 
 

@@ -205,6 +205,55 @@ def job_policy(device, work, with_pass):
     return result
 
 
+def eager_unchecked(m, x, action):
+    """PolicyHead.forward without the distribution's checks: what the
+    program computes once the pass removed them (eager with validate_args
+    raises on a NaN action instead)."""
+    from torch.distributions import MultivariateNormal
+    mean = m.mu(torch.tanh(m.body(x)))
+    d = MultivariateNormal(mean, scale_tril=m._scale(mean.shape[0]),
+                           validate_args=False)
+    return mean, d.log_prob(action), d.entropy()
+
+
+def nan_aware_err(got, want):
+    """(NaN positions equal, largest error over the finite values relative
+    to each output's largest finite magnitude)."""
+    same_nan, errs = True, []
+    for x, y in zip(got, want):
+        x, y = x.double(), y.double()
+        same_nan &= bool(torch.equal(torch.isnan(x), torch.isnan(y)))
+        ok = ~torch.isnan(y)
+        scale = float(y[ok].abs().max()) if ok.any() else 1.0
+        errs.append(float((x[ok] - y[ok]).abs().max()) / (scale or 1.0)
+                    if ok.any() else 0.0)
+    return same_nan, max(errs)
+
+
+def job_policy_invalid(device, work, with_pass):
+    """A NaN action (outside the distribution's support) run through
+    aotrun. Without the pass the compiled check is a device assert: the
+    run fails with "device-side assert triggered" (and that process's CUDA
+    context is gone). With the pass the run succeeds and gives what eager
+    gives without the checks: NaN log-probs in the rows with the NaN."""
+    m, args = policy_head(device)
+    skip = () if with_pass else ("assert_async",)
+    prog, manifest, secs = export_dir(m, args, work, skip=skip)
+    x, action = torch.randn_like(args[0]), torch.randn_like(args[1])
+    action[2, 5] = float("nan")
+    result = {"compile_seconds": secs}
+    try:
+        outs, _ = run_aotrun(prog, (x, action), work)
+    except RuntimeError as e:
+        result["failure"] = str(e)[-3000:]
+        return result
+    with torch.no_grad():
+        want = [w.cpu() for w in eager_unchecked(m, x, action)]
+    result["same_nan"], result["error"] = nan_aware_err(outs[0], want)
+    result["nan_rows"] = torch.isnan(outs[0][1]).nonzero().flatten().tolist()
+    return result
+
+
 def job_masked_program(device, work, with_pass):
     """aotrun's own exporter (BASE_OPTIONS): the library's imports and
     DT_NEEDED."""
@@ -244,6 +293,8 @@ JOBS = {
     "float_item_with_pass": lambda d, w: job_float_item(d, w, True),
     "policy_without_pass": lambda d, w: job_policy(d, w, False),
     "policy_with_pass": lambda d, w: job_policy(d, w, True),
+    "policy_invalid_without_pass": lambda d, w: job_policy_invalid(d, w, False),
+    "policy_invalid_with_pass": lambda d, w: job_policy_invalid(d, w, True),
     "masked_without_pass": lambda d, w: job_masked_program(d, w, False),
     "masked_with_pass": lambda d, w: job_masked_program(d, w, True),
     "masked_graph_capture": job_masked_graph,

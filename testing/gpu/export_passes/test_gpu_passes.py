@@ -63,6 +63,20 @@ def test_policy_head_matches_eager_with_the_pass(gpu_jobs):
     assert max(r["errors"]) < 1e-4, r["errors"]
 
 
+def test_invalid_input_fires_the_device_assert_without_the_pass(gpu_jobs):
+    r = _job(gpu_jobs, "policy_invalid_without_pass")
+    assert r["ok"], r.get("error")
+    assert "failure" in r, "a NaN action ran through the checks"
+    assert "device-side assert" in r["failure"], r["failure"]
+
+
+def test_invalid_input_runs_unchecked_with_the_pass(gpu_jobs):
+    r = _job(gpu_jobs, "policy_invalid_with_pass")
+    assert r["ok"] and "failure" not in r, r.get("failure") or r.get("error")
+    assert r["nan_rows"] == [2], r["nan_rows"]
+    assert r["same_nan"] and r["error"] < 1e-4, r
+
+
 def test_masked_copy_imports_index_fallbacks_without_the_pass(gpu_jobs):
     r = _job(gpu_jobs, "masked_without_pass")
     assert r["ok"], r.get("error")
