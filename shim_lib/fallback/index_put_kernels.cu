@@ -22,6 +22,26 @@ namespace {
 using aotrun_fb::Units;
 constexpr int64_t kChunk = AOTRUN_FB_ACC_CHUNK;
 
+// V contiguous elements of a row, moved as one aligned load or store: with
+// V > 1 lane q owns columns [q * V, q * V + V) (vec_width checks that the
+// columns are contiguous and every row starts on a 16-byte boundary).
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+// Offsets of (vector) column q in values and out.
+template <int V>
+__device__ __forceinline__ void vec_col(const aotrun_fb_ix_cols &cols,
+                                        int64_t q, int64_t *so, int64_t *qd) {
+  if (V == 1) {
+    aotrun_fb::col_offsets(cols, q, so, qd);
+  } else {
+    *so = q * V;
+    *qd = q * V;
+  }
+}
+
 template <typename K>
 __global__ void keys_kernel(K *keys, K *iota, aotrun_fb_ix_items it,
                             K invalid, aotrun_device_error *err) {
@@ -34,7 +54,7 @@ __global__ void keys_kernel(K *keys, K *iota, aotrun_fb_ix_items it,
   }
 }
 
-template <typename T, typename K>
+template <typename T, typename K, int V>
 __global__ void put_last_kernel(T *out, const T *values, const K *keys,
                                 const K *items, int64_t n, K invalid,
                                 aotrun_fb_ix_items it, aotrun_fb_ix_cols cols,
@@ -51,18 +71,21 @@ __global__ void put_last_kernel(T *out, const T *values, const K *keys,
     int64_t vb = aotrun_fb::b_offset(it, static_cast<int64_t>(items[j]),
                                      cols.item_src);
     int64_t ot = aotrun_fb::key_offset(it, k, cols.pick_dst);
+    const int64_t ncols = cols.numel / V;
     int64_t q_end = (c + 1) * u.chunk;
-    if (q_end > cols.numel) q_end = cols.numel;
+    if (q_end > ncols) q_end = ncols;
     for (int64_t q = c * u.chunk + lane; q < q_end; q += g) {
       int64_t so, oo;
-      aotrun_fb::col_offsets(cols, q, &so, &oo);
-      out[ot + oo] = values[vb + so];
+      vec_col<V>(cols, q, &so, &oo);
+      *reinterpret_cast<Vec<T, V> *>(out + ot + oo) =
+          *reinterpret_cast<const Vec<T, V> *>(values + vb + so);
     }
   }
 }
 
-// One unit: AOTRUN_FB_ACC_CHUNK sorted items x G columns (one per lane).
-template <typename Op, typename K>
+// One unit: AOTRUN_FB_ACC_CHUNK sorted items x G (vector) columns, one per
+// lane.
+template <typename Op, typename K, int V>
 __global__ void acc_chunks_kernel(typename Op::T *out,
                                   const typename Op::T *__restrict__ values,
                                   const K *__restrict__ keys,
@@ -72,20 +95,24 @@ __global__ void acc_chunks_kernel(typename Op::T *out,
                                   typename Op::Acc *head,
                                   typename Op::Acc *tail, int64_t colgroups,
                                   int lg, int64_t n_units) {
+  using T = typename Op::T;
   using Acc = typename Op::Acc;
+  using W = Vec<T, V>;
   const int64_t g = int64_t(1) << lg;
   const int64_t tid = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const int64_t lane = tid & (g - 1);
   const int64_t groups = (int64_t(gridDim.x) * blockDim.x) >> lg;
+  const int64_t ncols = cols.numel / V;
   for (int64_t unit = tid >> lg; unit < n_units; unit += groups) {
     int64_t c = unit / colgroups;
     int64_t q = (unit - c * colgroups) * g + lane;
-    if (q >= cols.numel) continue;
+    if (q >= ncols) continue;
     int64_t so, qd;
-    aotrun_fb::col_offsets(cols, q, &so, &qd);
+    vec_col<V>(cols, q, &so, &qd);
+    const int64_t part = c * cols.numel + q * V;  // first partial column
     int64_t start = c * kChunk, end = start + kChunk;
     if (end > n) end = n;
-    Acc acc = Op::zero();
+    Acc acc[V];
     bool here = false;  // the current run starts inside this chunk
     int64_t tgt = 0;
     for (int64_t j = start; j < end; j++) {
@@ -95,19 +122,36 @@ __global__ void acc_chunks_kernel(typename Op::T *out,
       if (first || j == start) {
         here = first;
         tgt = aotrun_fb::key_offset(it, k, cols.pick_dst) + qd;
-        acc = here ? Op::load(out[tgt]) : Op::zero();
+        if (here) {
+          W cur = *reinterpret_cast<const W *>(out + tgt);
+#pragma unroll
+          for (int i = 0; i < V; i++) acc[i] = Op::load(cur.v[i]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < V; i++) acc[i] = Op::zero();
+        }
       }
       int64_t vb = aotrun_fb::b_offset(it, static_cast<int64_t>(items[j]),
                                        cols.item_src);
-      acc = Op::add(acc, Op::load(values[vb + so]));
+      W x = *reinterpret_cast<const W *>(values + vb + so);
+#pragma unroll
+      for (int i = 0; i < V; i++) acc[i] = Op::add(acc[i], Op::load(x.v[i]));
       bool last = j + 1 == n || keys[j + 1] != k;
       if (last) {
-        if (here)
-          out[tgt] = Op::store(acc);
-        else
-          head[c * cols.numel + q] = acc;  // end piece of an earlier run
+        if (here) {
+          W r;
+#pragma unroll
+          for (int i = 0; i < V; i++) r.v[i] = Op::store(acc[i]);
+          *reinterpret_cast<W *>(out + tgt) = r;
+        } else {
+#pragma unroll
+          for (int i = 0; i < V; i++)
+            head[part + i] = acc[i];  // end piece of an earlier run
+        }
       } else if (j + 1 == end) {
-        tail[c * cols.numel + q] = acc;  // the run goes on after this chunk
+#pragma unroll
+        for (int i = 0; i < V; i++)
+          tail[part + i] = acc[i];  // the run goes on after this chunk
       }
     }
   }
@@ -156,19 +200,54 @@ __global__ void acc_cross_kernel(typename Op::T *out, const K *keys, int64_t n,
   }
 }
 
+// Elements per lane: 16 bytes when the columns are one contiguous run in
+// values and out, and every row of both starts 16-byte aligned (all the
+// item and pick strides are multiples of the width); 1 otherwise.
+template <typename T>
+int vec_width(const aotrun_fb_put_rows_args &a, const aotrun_fb_ix_items &it,
+              const aotrun_fb_ix_cols &cols) {
+  constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  if constexpr (V == 1) {
+    return 1;
+  } else {
+    if (cols.ndim != 1 || cols.src[0] != 1 || cols.dst[0] != 1 ||
+        cols.numel % V != 0 || reinterpret_cast<uintptr_t>(a.out) % 16 != 0 ||
+        reinterpret_cast<uintptr_t>(a.values) % 16 != 0)
+      return 1;
+    for (int d = 0; d < it.b_ndim; d++)
+      if (cols.item_src[d] % V != 0) return 1;
+    for (int d = 0; d < it.pick_ndim; d++)
+      if (cols.pick_dst[d] % V != 0) return 1;
+    return V;
+  }
+}
+
+template <typename T, typename K, int V>
+cudaError_t launch_put_last_v(const aotrun_fb_put_rows_args &a,
+                              const aotrun_fb_ix_items &it,
+                              const aotrun_fb_ix_cols &cols,
+                              cudaStream_t stream) {
+  Units u = aotrun_fb::plan_units(a.n, cols.numel / V, V == 1 ? 4 : 1);
+  if (u.n_units == 0) return cudaSuccess;
+  put_last_kernel<T, K, V><<<aotrun_fb::grid_for_units(u),
+                             aotrun_fb::kThreads, 0, stream>>>(
+      static_cast<T *>(a.out), static_cast<const T *>(a.values),
+      static_cast<const K *>(a.keys), static_cast<const K *>(a.items), a.n,
+      static_cast<K>(a.invalid), it, cols, u);
+  return cudaGetLastError();
+}
+
 template <typename T, typename K>
 cudaError_t launch_put_last(const aotrun_fb_put_rows_args &a,
                             const aotrun_fb_ix_items &it,
                             const aotrun_fb_ix_cols &cols,
                             cudaStream_t stream) {
-  Units u = aotrun_fb::plan_units(a.n, cols.numel, 4);
-  if (u.n_units == 0) return cudaSuccess;
-  put_last_kernel<T, K><<<aotrun_fb::grid_for_units(u), aotrun_fb::kThreads,
-                          0, stream>>>(
-      static_cast<T *>(a.out), static_cast<const T *>(a.values),
-      static_cast<const K *>(a.keys), static_cast<const K *>(a.items), a.n,
-      static_cast<K>(a.invalid), it, cols, u);
-  return cudaGetLastError();
+  constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  if constexpr (V > 1) {
+    if (vec_width<T>(a, it, cols) == V)
+      return launch_put_last_v<T, K, V>(a, it, cols, stream);
+  }
+  return launch_put_last_v<T, K, 1>(a, it, cols, stream);
 }
 
 template <typename K>
@@ -181,30 +260,44 @@ struct AccLauncher {
   template <typename Op>
   cudaError_t run() {
     using T = typename Op::T;
-    using Acc = typename Op::Acc;
+    constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
     if (sizeof(T) != a.elem_size) return cudaErrorInvalidValue;
-    Units u = aotrun_fb::plan_units(1, cols.numel, 1);
+    if constexpr (V > 1) {
+      if (vec_width<T>(a, it, cols) == V) return run_v<Op, V>();
+    }
+    return run_v<Op, 1>();
+  }
+
+  template <typename Op, int V>
+  cudaError_t run_v() {
+    using T = typename Op::T;
+    using Acc = typename Op::Acc;
+    const int64_t ncols = cols.numel / V;
+    Units u = aotrun_fb::plan_units(1, ncols, 1);
     int64_t g = int64_t(1) << u.lg;
-    int64_t colgroups = (cols.numel + g - 1) / g;
+    int64_t colgroups = (ncols + g - 1) / g;
     int64_t chunks = (a.n + kChunk - 1) / kChunk;
     Units ua = u;
     ua.n_units = chunks * colgroups;
-    acc_chunks_kernel<Op, K><<<aotrun_fb::grid_for_units(ua),
-                               aotrun_fb::kThreads, 0, stream>>>(
+    acc_chunks_kernel<Op, K, V><<<aotrun_fb::grid_for_units(ua),
+                                  aotrun_fb::kThreads, 0, stream>>>(
         static_cast<T *>(a.out), static_cast<const T *>(a.values),
         static_cast<const K *>(a.keys), static_cast<const K *>(a.items), a.n,
         static_cast<K>(a.invalid), it, cols, static_cast<Acc *>(a.partial_head),
         static_cast<Acc *>(a.partial_tail), colgroups, u.lg, ua.n_units);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || chunks < 2) return e;
-    Units ub = u;
-    ub.n_units = (chunks - 1) * colgroups;
+    // Runs crossing chunks are finished element by element (they are few).
+    Units ub = aotrun_fb::plan_units(1, cols.numel, 1);
+    const int64_t gb = int64_t(1) << ub.lg;
+    const int64_t colgroups_b = (cols.numel + gb - 1) / gb;
+    ub.n_units = (chunks - 1) * colgroups_b;
     acc_cross_kernel<Op, K><<<aotrun_fb::grid_for_units(ub),
                               aotrun_fb::kThreads, 0, stream>>>(
         static_cast<T *>(a.out), static_cast<const K *>(a.keys), a.n,
         static_cast<K>(a.invalid), it, cols,
         static_cast<const Acc *>(a.partial_head),
-        static_cast<const Acc *>(a.partial_tail), colgroups, u.lg,
+        static_cast<const Acc *>(a.partial_tail), colgroups_b, ub.lg,
         ub.n_units);
     return cudaGetLastError();
   }

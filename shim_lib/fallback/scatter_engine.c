@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "shim_lib/dtype.h"
 #include "shim_lib/fallback/scatter_plan.h"
 
 #define GENERAL_CHUNK 8 /* items per chunk: a 32-byte sector of u32 keys */
@@ -175,6 +176,34 @@ static AOTITorchError row_pairs(const aotrun_fb_scatter_plan *p,
                                              stream));
 }
 
+/* Lines per block of the tile engine (scatter_kernels.h), 0 where it does
+ * not apply or would not pay: a line must fill at least a quarter of the
+ * tile (shorter lines would sort mostly padding), and (line, target) keys
+ * stay within 16 bits (four radix passes in shared memory). */
+static int tile_lines(const aotrun_fb_scatter_plan *p,
+                      const aotrun_fb_scatter_items *it, int32_t reduce) {
+  enum { THREADS = AOTRUN_FB_SCATTER_TILE_THREADS,
+         ITEMS = AOTRUN_FB_SCATTER_TILE_ITEMS,
+         PER_THREAD = ITEMS / THREADS };
+  if (reduce != AOTRUN_FB_SEG_SUM && reduce != AOTRUN_FB_SEG_PROD &&
+      reduce != AOTRUN_FB_SEG_MEAN)
+    return 0;
+  if (p->self.elem_size > 4 || p->self.dtype == AOTRUN_DT_BOOL ||
+      it->numel <= 0 || it->dim_size < 1)
+    return 0;
+  const int64_t len = it->sizes[it->dim];
+  const int64_t groups = (len + PER_THREAD - 1) / PER_THREAD;
+  if (len < 1 || groups > THREADS) return 0;
+  int64_t lines = THREADS / groups;
+  const int64_t nlines = it->numel / len;
+  if (lines > AOTRUN_FB_SCATTER_TILE_MAX_LINES)
+    lines = AOTRUN_FB_SCATTER_TILE_MAX_LINES;
+  if (lines > nlines) lines = nlines;
+  if (lines > 65535 / it->dim_size) lines = 65535 / it->dim_size;
+  if (lines < 1 || lines * len < ITEMS / 4) return 0;
+  return (int)lines;
+}
+
 AOTITorchError aotrun_fb_scatter_sorted(const aotrun_fb_scatter_plan *p,
                                         const aotrun_fb_scatter_items *it,
                                         int32_t reduce,
@@ -188,6 +217,13 @@ AOTITorchError aotrun_fb_scatter_sorted(const aotrun_fb_scatter_plan *p,
     return aotrun_shim_fail("%s: internal error: no reduction %d for dtype %d",
                             p->op, (int)reduce, (int)p->self.dtype);
   const int rows = row_mode(it);
+  const int lines = rows ? 0 : tile_lines(p, it, reduce);
+  if (lines)
+    return launched(p, "the tile kernel",
+                    aotrun_fb_scatter_tiles(it, reduce, p->self.dtype,
+                                            (int64_t)p->self.elem_size,
+                                            p->include_self, lines, r,
+                                            stream));
   sort_bufs b;
   memset(&b, 0, sizeof b);
   AOTITorchError err = rows ? row_pairs(p, it, r, temps, stream, &b)

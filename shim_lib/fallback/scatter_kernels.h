@@ -76,6 +76,23 @@ AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_scatter_extreme(
     const aotrun_fb_scatter_items *it, int32_t dtype, int is_min,
     const aotrun_fb_scatter_report *r, cudaStream_t stream);
 
+/* ---- the tile engine (order-dependent reductions on short lines) ----
+ * A block takes `lines` whole lines (every position along dim), sorts their
+ * items by (line, target) in shared memory (stable: index order within a
+ * target) and folds each run in order, like the sort engine without its
+ * global sort. Needs lines * ceil(sizes[dim] / (ITEMS / THREADS)) <=
+ * THREADS, lines <= MAX_LINES, lines * dim_size < 2^30, elem_size <= 4;
+ * reduce sum, prod or mean on uint8, int8, int16, int32, float16, bfloat16
+ * or float32. out already holds self (include_self reads it). */
+#define AOTRUN_FB_SCATTER_TILE_THREADS 512
+#define AOTRUN_FB_SCATTER_TILE_ITEMS 8192
+#define AOTRUN_FB_SCATTER_TILE_MAX_LINES 64
+
+AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_scatter_tiles(
+    const aotrun_fb_scatter_items *it, int32_t reduce, int32_t dtype,
+    int64_t elem_size, int include_self, int lines,
+    const aotrun_fb_scatter_report *r, cudaStream_t stream);
+
 /* ---- the sort engine (order-dependent reductions) ----
  * Items become (key, value) pairs, a stable radix sort groups them by target
  * keeping index order, and each run of equal keys is folded in that order.

@@ -392,6 +392,39 @@ def test_index_put_long_runs(torch, shim):
     torch.testing.assert_close(gh, want_h, rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32",
+                                   "float64", "int8", "int32"])
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_index_put_wide_rows(torch, shim, dtype, misaligned):
+    """Rows of 64 contiguous columns move 16 bytes per lane (the vector
+    path); values starting one element past a 16-byte boundary take the
+    element path. Both: last write wins, accumulation in index order
+    (runs crossing chunks included), the same bits on every run."""
+    dt = _dt(torch, dtype)
+    x = rand(torch, (300, 64), dt)
+    i = torch.cat([torch.randint(0, 300, (3000,)), torch.full((700,), 7)]
+                  ).cuda()[torch.randperm(3700, device="cuda")]
+    v = rand(torch, (3700 * 64 + 1,), dt)
+    v = (v[1:] if misaligned else v[:-1]).view(3700, 64)
+    got = call_index_put(shim, x, [i], v, False)
+    with deterministic(torch):
+        assert_same(got, torch.index_put(x, (i,), v), f"{dtype} last wins",
+                    bits=True)
+    got1 = call_index_put(shim, x, [i], v, True)
+    got2 = call_index_put(shim, x, [i], v, True)
+    assert_same(got1, got2, f"{dtype} accumulate twice", bits=True)
+    if dt.is_floating_point:
+        want = torch.index_put(x.double(), (i,), v.double(),
+                               accumulate=True).to(dt)
+        tol = {torch.float16: 4e-3, torch.bfloat16: 3e-2}.get(dt, 1e-5)
+        scale = float(want.double().abs().max())
+        torch.testing.assert_close(got1.double(), want.double(), rtol=tol,
+                                   atol=tol * scale)
+    else:
+        assert_same(got1, torch.index_put(x, (i,), v, accumulate=True),
+                    f"{dtype} accumulate (wraps)", bits=True)
+
+
 def test_index_put_patterns(torch, shim):
     x = torch.randn(4, 5, 6, device="cuda")
     cases = [

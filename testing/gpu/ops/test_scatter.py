@@ -333,6 +333,101 @@ def test_float32_sum_is_deterministic_on_a_big_case(torch, shim):
     torch.testing.assert_close(a.double(), want, rtol=1e-5, atol=1e-4)
 
 
+# ------------------------------------------- sum/prod/mean, the tile engine
+# Shapes whose whole lines fit one block (scatter_tile_kernels.cu): the
+# tile engine sorts each block's items in shared memory instead of the
+# global sort. (self shape, index shape, dim).
+TILE_SHAPES = [
+    ((512, 64), (4096, 64), 0),      # dim 0, lines of 4096: 2 per block
+    ((3, 700, 5), (3, 1000, 5), 1),  # dim in the middle, 8 lines per block
+    ((40, 300), (40, 2000), 1),      # along the last dim
+]
+
+
+def tile_inputs(torch, shape, dtype, reduce, transposed_src=False):
+    s_shape, i_shape, dim = TILE_SHAPES[shape]
+    dt = _dt(torch, dtype)
+    if dt.is_floating_point and reduce == "prod":
+        self_ = (1 + 0.01 * torch.randn(s_shape, device="cuda")).to(dt)
+        src = (1 + 0.01 * torch.randn(i_shape, device="cuda")).to(dt)
+    elif dt.is_floating_point:
+        self_, src = values(torch, s_shape, dt), values(torch, i_shape, dt)
+    else:
+        self_ = values(torch, s_shape, dt, -5, 5)
+        src = values(torch, i_shape, dt, -5, 5)
+    if transposed_src:  # same values, transposed storage
+        src = src.transpose(0, -1).contiguous().transpose(0, -1)
+    index = make_index(torch, i_shape, s_shape[dim], dim)
+    return self_, index, src, dim
+
+
+@pytest.mark.parametrize("shape", range(len(TILE_SHAPES)))
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["int32", "int16", "uint8"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_tile_engine_integers_exact(torch, shim, shape, reduce, dtype,
+                                    include_self):
+    """Integers wrap alike in any order: bit for bit with CUDA eager."""
+    self_, index, src, dim = tile_inputs(torch, shape, dtype, reduce)
+    got = ours_reduce(shim, self_, dim, index, src, reduce, include_self)
+    want = torch.scatter_reduce(self_, dim, index, src, reduce,
+                                include_self=include_self)
+    assert_same(got, want, f"tile {reduce} {dtype} shape {shape}", bits=True)
+
+
+@pytest.mark.parametrize("shape", range(len(TILE_SHAPES)))
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_tile_engine_floats(torch, shim, shape, reduce, dtype, include_self):
+    """Deterministic (two runs bit for bit); within rounding of a float64
+    reference; the same bits as the sort engine would give for a run folded
+    in index order from self: checked against a float32 sequential fold."""
+    self_, index, src, dim = tile_inputs(torch, shape, dtype, reduce,
+                                         transposed_src=shape == 1)
+    got = ours_reduce(shim, self_, dim, index, src, reduce, include_self)
+    again = ours_reduce(shim, self_, dim, index, src, reduce, include_self)
+    assert_same(again, got, "two runs", bits=True)
+    want = torch.scatter_reduce(self_.double(), dim, index, src.double(),
+                                reduce, include_self=include_self)
+    rtol, atol = TOL[dtype]
+    per_target = index.shape[dim] / self_.shape[dim]
+    scale = 1 if reduce == "prod" else 3 * (per_target ** 0.5 + 1)
+    torch.testing.assert_close(got.double(), want, rtol=rtol,
+                               atol=atol * scale)
+
+
+def test_tile_engine_sum_in_index_order(torch, shim):
+    """float32 sum folds each target's values in index order from self:
+    the same bits as a sequential loop (here: on the CPU, in float32)."""
+    self_ = torch.randn(64, 8, device="cuda")
+    index = torch.randint(0, 64, (4096, 8), device="cuda")
+    src = torch.randn(4096, 8, device="cuda")
+    got = ours_reduce(shim, self_, 0, index, src, "sum")
+    want = self_.cpu().numpy().copy()
+    ic, sc = index.cpu().numpy(), src.cpu().numpy()
+    for i in range(4096):  # float32 adds one by one, in index order
+        for j in range(8):
+            want[ic[i, j], j] = want[ic[i, j], j] + sc[i, j]
+    want = torch.from_numpy(want)
+    assert_same(got.cpu(), want, "sequential order", bits=True)
+
+
+def test_tile_engine_bad_index_is_reported(torch, shim):
+    self_ = torch.zeros(512, 64, device="cuda")
+    index = torch.randint(0, 512, (4096, 64), device="cuda")
+    index[100, 7] = 512
+    src = torch.ones(4096, 64, device="cuda")
+    got = ours_reduce(shim, self_, 0, index, src, "sum")
+    msg = shim.take_device_error()
+    assert msg is not None and "index 512" in msg and "size 512" in msg, msg
+    want = torch.zeros(512, 64, device="cuda")
+    good = torch.ones(4096, 64, device="cuda")
+    good[100, 7] = 0
+    want.scatter_add_(0, index.clamp(max=511), good)
+    assert_same(got, want, "the other items still add", bits=True)
+
+
 # ---------------------------------------------------- semantics of ATen
 
 def test_integer_mean_floors_and_counts_in_dtype(torch, shim):
