@@ -16,6 +16,7 @@ ROOT=$PWD
 OUT=${OUT:-/tmp/aotrun-gpu-out}; mkdir -p "$OUT"
 W=${AOTRUN_GPU_WORK:-/tmp/aotrun-gpu}; rm -rf "$W"; mkdir -p "$W/logs"
 B=$ROOT/.gpu
+bash testing/gpu/unpack_bundle.sh "$B"
 [ -x "$B/bin/aotrun" ] || { echo "no .gpu bundle: run testing/gpu/build_gpu_bundle.sh first"; exit 2; }
 export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
