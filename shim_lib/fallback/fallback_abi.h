@@ -52,6 +52,19 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_addmv(
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__addmm_activation(
     AtenTensorHandle self, AtenTensorHandle mat1, AtenTensorHandle mat2,
     double beta, double alpha, int32_t use_gelu, AtenTensorHandle *ret0);
+/* *ret0 = convolution of input with weight (+ bias[c] per output channel;
+ * bias points at a handle or is NULL) over 1, 2 or 3 spatial dims, or the
+ * transposed convolution (weight [in, out/groups, k...], output_padding).
+ * stride / padding / dilation / output_padding: 1 value or one per spatial
+ * dim. float32 (no TF32), float16, bfloat16, float64, on cuDNN 9 opened at
+ * the first call (conv.h). The result is channels-last when the input or
+ * the weight is (ATen's cudnn_conv_suggest_memory_format). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_convolution(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle *bias,
+    const int64_t *stride, int64_t stride_len_, const int64_t *padding,
+    int64_t padding_len_, const int64_t *dilation, int64_t dilation_len_,
+    int32_t transposed, const int64_t *output_padding,
+    int64_t output_padding_len_, int64_t groups, AtenTensorHandle *ret0);
 /* *ret0 = self[indices] (new reference), strides as torch's meta function
  * gives them (index_tensor.h). indices[i] points at a handle or is NULL
  * for None (Tensor?[]). Refuses a bool mask inside a graph capture. */
