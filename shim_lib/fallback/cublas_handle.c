@@ -17,18 +17,25 @@
  * share between threads. They live on the heap so the pthread key
  * destructor can release them when the thread exits. ---- */
 
-static _Thread_local cublasHandle_t *tls_handles;
+typedef struct thread_blas {
+  cublasHandle_t h;
+  cublasLtHandle_t lt;
+} thread_blas;
+
+static _Thread_local thread_blas *tls_handles;
 static pthread_key_t handles_key;
 static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
 static int handles_key_ok;
 
 static void destroy_handles(void *p) {
-  cublasHandle_t *handles = (cublasHandle_t *)p;
+  thread_blas *handles = (thread_blas *)p;
   int previous = 0;
   int have_previous = cudaGetDevice(&previous) == cudaSuccess;
   for (int d = 0; d < AOTRUN_FB_MAX_DEVICES; d++) {
-    if (handles[d] == NULL) continue;
-    if (cudaSetDevice(d) == cudaSuccess) cublasDestroy(handles[d]);
+    if (handles[d].h == NULL && handles[d].lt == NULL) continue;
+    if (cudaSetDevice(d) != cudaSuccess) continue;
+    if (handles[d].h) cublasDestroy(handles[d].h);
+    if (handles[d].lt) cublasLtDestroy(handles[d].lt);
   }
   if (have_previous) cudaSetDevice(previous);
   free(handles);
@@ -38,10 +45,10 @@ static void make_key(void) {
   handles_key_ok = pthread_key_create(&handles_key, destroy_handles) == 0;
 }
 
-static cublasHandle_t *thread_handles(void) {
+static thread_blas *thread_handles(void) {
   if (tls_handles != NULL) return tls_handles;
   pthread_once(&handles_once, make_key);
-  cublasHandle_t *handles = calloc(AOTRUN_FB_MAX_DEVICES, sizeof *handles);
+  thread_blas *handles = calloc(AOTRUN_FB_MAX_DEVICES, sizeof *handles);
   if (handles == NULL) return NULL;
   if (handles_key_ok) pthread_setspecific(handles_key, handles);
   tls_handles = handles;
@@ -50,21 +57,39 @@ static cublasHandle_t *thread_handles(void) {
 
 static AOTITorchError thread_handle(const char *op, int32_t device,
                                     cublasHandle_t *out) {
-  cublasHandle_t *handles = thread_handles();
+  thread_blas *handles = thread_handles();
   if (handles == NULL)
     return aotrun_shim_fail("%s: out of host memory for the cuBLAS handles",
                             op);
-  if (handles[device] == NULL) {
-    cublasStatus_t st = cublasCreate(&handles[device]);
+  if (handles[device].h == NULL) {
+    cublasStatus_t st = cublasCreate(&handles[device].h);
     if (st != CUBLAS_STATUS_SUCCESS) {
-      handles[device] = NULL;
+      handles[device].h = NULL;
       return aotrun_shim_fail("%s: cublasCreate on cuda:%d failed: %s", op,
                               (int)device, cublasGetStatusString(st));
     }
     /* Full-precision float32 like eager torch (no TF32 tensor-op math). */
-    cublasSetMathMode(handles[device], CUBLAS_DEFAULT_MATH);
+    cublasSetMathMode(handles[device].h, CUBLAS_DEFAULT_MATH);
   }
-  *out = handles[device];
+  *out = handles[device].h;
+  return AOTI_TORCH_SUCCESS;
+}
+
+static AOTITorchError thread_lt_handle(const char *op, int32_t device,
+                                       cublasLtHandle_t *out) {
+  thread_blas *handles = thread_handles();
+  if (handles == NULL)
+    return aotrun_shim_fail("%s: out of host memory for the cuBLAS handles",
+                            op);
+  if (handles[device].lt == NULL) {
+    cublasStatus_t st = cublasLtCreate(&handles[device].lt);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      handles[device].lt = NULL;
+      return aotrun_shim_fail("%s: cublasLtCreate on cuda:%d failed: %s", op,
+                              (int)device, cublasGetStatusString(st));
+    }
+  }
+  *out = handles[device].lt;
   return AOTI_TORCH_SUCCESS;
 }
 
@@ -136,6 +161,23 @@ AOTITorchError aotrun_fb_cublas_acquire(const char *op, int32_t device,
         "%s: cannot bind the cuBLAS handle to the stream: %s", op,
         cublasGetStatusString(st));
   *handle = h;
+  return AOTI_TORCH_SUCCESS;
+}
+
+AOTITorchError aotrun_fb_cublaslt_acquire(const char *op, int32_t device,
+                                          cudaStream_t stream,
+                                          cublasLtHandle_t *handle,
+                                          void **workspace,
+                                          size_t *workspace_bytes) {
+  if (device < 0 || device >= AOTRUN_FB_MAX_DEVICES)
+    return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
+                            (int)device, AOTRUN_FB_MAX_DEVICES - 1);
+  void *ws = NULL;
+  AOTITorchError err = thread_lt_handle(op, device, handle);
+  if (!err) err = stream_workspace(op, device, stream, &ws);
+  if (err) return err;
+  *workspace = ws;
+  *workspace_bytes = ws ? AOTRUN_FB_CUBLAS_WORKSPACE : 0;
   return AOTI_TORCH_SUCCESS;
 }
 

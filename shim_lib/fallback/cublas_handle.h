@@ -1,5 +1,5 @@
 /*
- * cublas_handle.h: one cuBLAS handle per (thread, device), created lazily and
+ * cublas_handle.h: one cuBLAS and one cuBLASLt handle per (thread, device), created lazily and
  * kept for the thread's life, and one preallocated workspace per (device,
  * stream), so GEMMs queued during a CUDA graph capture never make cuBLAS
  * allocate and GEMMs on different streams never share scratch memory.
@@ -9,6 +9,7 @@
 #ifndef AOTRUN_FALLBACK_CUBLAS_HANDLE_H
 #define AOTRUN_FALLBACK_CUBLAS_HANDLE_H
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
 #include "shim_lib/fallback/fallback_tensor.h"
@@ -18,6 +19,13 @@
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cublas_acquire(
     const char *op, int32_t device, cudaStream_t stream,
     cublasHandle_t *handle);
+
+/* The calling thread's cuBLASLt handle for `device` and the workspace of
+ * (device, stream) (shared with the cuBLAS handle: work on one stream runs
+ * in order). *workspace may be NULL (then *workspace_bytes is 0). */
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cublaslt_acquire(
+    const char *op, int32_t device, cudaStream_t stream,
+    cublasLtHandle_t *handle, void **workspace, size_t *workspace_bytes);
 
 /* Device switching for the duration of one op: makes `device` current and
  * remembers the previous one. */

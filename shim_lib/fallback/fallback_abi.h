@@ -31,6 +31,40 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_addmm_out(
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out,
                                                        AtenTensorHandle self,
                                                        AtenTensorHandle mat2);
+/* out = beta * self + alpha * (batch1 @ batch2) (3-D); self broadcasts to
+ * out's shape; beta == 0 ignores self (NaN included). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_baddbmm_out(
+    AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle batch1,
+    AtenTensorHandle batch2, double beta, double alpha);
+/* out = self @ mat2 with out of dtype out_dtype: the inputs' dtype, or
+ * float32 for float16 / bfloat16 inputs (fp32 accumulation, one rounding). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_mm_dtype_out(
+    AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2,
+    int32_t out_dtype);
+/* *ret0 = beta * self + alpha * (mat @ vec), a new contiguous 1-D tensor;
+ * self broadcasts to [mat.size(0)]. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_addmv(
+    AtenTensorHandle self, AtenTensorHandle mat, AtenTensorHandle vec,
+    double beta, double alpha, AtenTensorHandle *ret0);
+/* *ret0 = act(beta * self + alpha * (mat1 @ mat2)), a new contiguous
+ * tensor; act is relu, or gelu with the tanh approximation when use_gelu
+ * (as ATen's CUDA kernel); cuBLASLt epilogue. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__addmm_activation(
+    AtenTensorHandle self, AtenTensorHandle mat1, AtenTensorHandle mat2,
+    double beta, double alpha, int32_t use_gelu, AtenTensorHandle *ret0);
+/* *ret0 = convolution of input with weight (+ bias[c] per output channel;
+ * bias points at a handle or is NULL) over 1, 2 or 3 spatial dims, or the
+ * transposed convolution (weight [in, out/groups, k...], output_padding).
+ * stride / padding / dilation / output_padding: 1 value or one per spatial
+ * dim. float32 (no TF32), float16, bfloat16, float64, on cuDNN 9 opened at
+ * the first call (conv.h). The result is channels-last when the input or
+ * the weight is (ATen's cudnn_conv_suggest_memory_format). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_convolution(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle *bias,
+    const int64_t *stride, int64_t stride_len_, const int64_t *padding,
+    int64_t padding_len_, const int64_t *dilation, int64_t dilation_len_,
+    int32_t transposed, const int64_t *output_padding,
+    int64_t output_padding_len_, int64_t groups, AtenTensorHandle *ret0);
 /* *ret0 = self[indices] (new reference), strides as torch's meta function
  * gives them (index_tensor.h). indices[i] points at a handle or is NULL
  * for None (Tensor?[]). Refuses a bool mask inside a graph capture. */

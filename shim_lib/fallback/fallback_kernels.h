@@ -31,6 +31,14 @@ AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_strided_copy(
     void *dst, const void *src, const aotrun_fb_copy_desc *desc,
     size_t elem_size, cudaStream_t stream);
 
+/* conv_bias.cu: y[n, c, ...] += bias[c] for a dense y of numel elements
+ * with `channels` channels and `inner` elements per (n, c) plane, NCHW or
+ * channels-last; float16 / bfloat16 / float32 add in float, float64 in
+ * double, one rounding (as ATen's add_). dtype: ScalarType code. */
+AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_conv_add_bias(
+    void *y, const void *bias, int32_t dtype, int64_t numel, int64_t channels,
+    int64_t inner, int channels_last, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

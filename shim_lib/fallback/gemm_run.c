@@ -1,4 +1,6 @@
-/* gemm_run.c: runs an aotrun_fb_gemm with cuBLAS on the current stream.
+/* gemm_run.c: runs an aotrun_fb_gemm with cuBLAS on the current stream
+ * (cuBLASLt with a RELU / GELU(tanh) epilogue, and the bias epilogue where
+ * the bias is one contiguous row, for _addmm_activation).
  *
  * cuBLAS is column-major; a row-major C = A @ B is the column-major
  * C^T = B^T @ A^T, so B goes first. Each operand is used in place when it is
@@ -6,8 +8,10 @@
  * anything else (padding-free gathers, broadcast zero strides) is copied to a
  * contiguous scratch tensor first. An `out` that cuBLAS cannot write is
  * computed into scratch and copied back. */
+#include <stdint.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -130,13 +134,15 @@ static AOTITorchError prepare_target(const aotrun_fb_gemm *g,
   }
   int64_t sizes[3] = {g->batch, g->m, g->n};
   void *data = NULL;
-  AOTITorchError err = aotrun_fb_temp_alloc(temps, g->dtype, 3, sizes, &data);
+  AOTITorchError err =
+      aotrun_fb_temp_alloc(temps, g->out_dtype, 3, sizes, &data);
   if (err) return err;
   *target = (aotrun_fb_matrix){(char *)data, g->m, g->n, g->m * g->n, g->n, 1};
   *copy_back = 1;
   return AOTI_TORCH_SUCCESS;
 }
 
+/* Copies between two matrices of out's dtype (bias, target, out). */
 static AOTITorchError copy_matrix(const aotrun_fb_gemm *g,
                                   const aotrun_fb_temps *temps,
                                   const char *what, aotrun_fb_matrix *dst,
@@ -146,7 +152,7 @@ static AOTITorchError copy_matrix(const aotrun_fb_gemm *g,
   matrix_box(g, dst, sizes, ds);
   matrix_box(g, src, sizes, ss);
   return aotrun_fb_copy(temps, what, dst->data, ds, src->data, ss, sizes, 3,
-                        g->elem_size, stream);
+                        g->out_elem_size, stream);
 }
 
 static cudaDataType_t cuda_type(int32_t dtype) {
@@ -164,6 +170,7 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
                                   const aotrun_fb_matrix *c, int64_t ldc,
                                   double beta) {
   cudaDataType_t t = cuda_type(g->dtype);
+  cudaDataType_t tc = cuda_type(g->out_dtype);
   int dbl = g->dtype == AOTRUN_FB_FLOAT64;
   float alpha_f = (float)g->alpha, beta_f = (float)beta;
   const void *alpha = dbl ? (const void *)&g->alpha : (const void *)&alpha_f;
@@ -173,12 +180,12 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
   cublasStatus_t st;
   if (g->batch == 1)
     st = cublasGemmEx_64(h, b->op, a->op, g->n, g->m, g->k, alpha, b->data, t,
-                         b->ld, a->data, t, a->ld, betap, c->data, t, ldc, ct,
+                         b->ld, a->data, t, a->ld, betap, c->data, tc, ldc, ct,
                          CUBLAS_GEMM_DEFAULT);
   else
     st = cublasGemmStridedBatchedEx_64(
         h, b->op, a->op, g->n, g->m, g->k, alpha, b->data, t, b->ld,
-        b->batch_stride, a->data, t, a->ld, a->batch_stride, betap, c->data, t,
+        b->batch_stride, a->data, t, a->ld, a->batch_stride, betap, c->data, tc,
         ldc, c->batch_stride, g->batch, ct, CUBLAS_GEMM_DEFAULT);
   if (st != CUBLAS_STATUS_SUCCESS)
     return aotrun_shim_fail(
@@ -188,10 +195,161 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
   return AOTI_TORCH_SUCCESS;
 }
 
+/* Largest power of two (at most 256) dividing the address: the alignment
+ * cuBLASLt's heuristic must assume (its default is 256). */
+static uint32_t alignment_of(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint32_t al = 1;
+  while (al < 256 && (a & ((uintptr_t)al * 2 - 1)) == 0) al *= 2;
+  return al;
+}
+
+#define LT_CHECK(call, what)                                              \
+  do {                                                                    \
+    cublasStatus_t st_ = (call);                                          \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                   \
+      err = aotrun_shim_fail("%s: cuBLASLt %s failed (m=%lld n=%lld "      \
+                             "k=%lld): %s",                               \
+                             g->op, what, (long long)g->m,                \
+                             (long long)g->n, (long long)g->k,            \
+                             cublasGetStatusString(st_));                 \
+      goto done;                                                          \
+    }                                                                     \
+  } while (0)
+
+/* The same column-major product as call_cublas (batch 1) through
+ * cublasLtMatmul with an epilogue: D = act(alpha * op(B) op(A) + beta * C
+ * [+ bias]), C == D. bias_vec: NULL, or n contiguous values (one per
+ * column of the row-major result) for the BIAS epilogues. */
+static AOTITorchError call_cublaslt(const aotrun_fb_gemm *g,
+                                    cudaStream_t stream, const operand *a,
+                                    const operand *b,
+                                    const aotrun_fb_matrix *c, int64_t ldc,
+                                    double beta, const void *bias_vec) {
+  AOTITorchError err = AOTI_TORCH_SUCCESS;
+  cublasLtHandle_t lt = NULL;
+  void *ws = NULL;
+  size_t ws_bytes = 0;
+  err = aotrun_fb_cublaslt_acquire(g->op, g->device, stream, &lt, &ws,
+                                   &ws_bytes);
+  if (err) return err;
+  cublasLtMatmulDesc_t desc = NULL;
+  cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+  cublasLtMatmulPreference_t pref = NULL;
+  cudaDataType_t t = cuda_type(g->dtype);
+  cudaDataType_t tc = cuda_type(g->out_dtype);
+  int dbl = g->dtype == AOTRUN_FB_FLOAT64;
+  float alpha_f = (float)g->alpha, beta_f = (float)beta;
+  const void *alpha = dbl ? (const void *)&g->alpha : (const void *)&alpha_f;
+  const void *betap = dbl ? (const void *)&beta : (const void *)&beta_f;
+  LT_CHECK(cublasLtMatmulDescCreate(&desc,
+                                    dbl ? CUBLAS_COMPUTE_64F
+                                        : CUBLAS_COMPUTE_32F,
+                                    dbl ? CUDA_R_64F : CUDA_R_32F),
+           "descriptor");
+  cublasOperation_t ta = b->op, tb = a->op;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                          &ta, sizeof ta),
+           "TRANSA");
+  LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                          &tb, sizeof tb),
+           "TRANSB");
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  if (g->act == AOTRUN_FB_ACT_RELU)
+    epi = bias_vec ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  else if (g->act == AOTRUN_FB_ACT_GELU_TANH)
+    epi = bias_vec ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  else if (bias_vec)
+    epi = CUBLASLT_EPILOGUE_BIAS;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                          &epi, sizeof epi),
+           "EPILOGUE");
+  if (bias_vec)
+    LT_CHECK(cublasLtMatmulDescSetAttribute(
+                 desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_vec,
+                 sizeof bias_vec),
+             "BIAS_POINTER");
+  /* Stored shapes (column-major): first operand B' is n x k (op N) or
+   * k x n (op T), second A' is k x m or m x k, C is n x m. */
+  uint64_t ar = b->op == CUBLAS_OP_N ? g->n : g->k;
+  uint64_t ac = b->op == CUBLAS_OP_N ? g->k : g->n;
+  uint64_t br = a->op == CUBLAS_OP_N ? g->k : g->m;
+  uint64_t bc = a->op == CUBLAS_OP_N ? g->m : g->k;
+  LT_CHECK(cublasLtMatrixLayoutCreate(&la, t, ar, ac, b->ld), "layout A");
+  LT_CHECK(cublasLtMatrixLayoutCreate(&lb, t, br, bc, a->ld), "layout B");
+  LT_CHECK(cublasLtMatrixLayoutCreate(&lc, tc, (uint64_t)g->n,
+                                      (uint64_t)g->m, ldc),
+           "layout C");
+  LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  uint64_t wsb = ws_bytes;
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+               pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
+               sizeof wsb),
+           "workspace preference");
+  uint32_t al_a = alignment_of(b->data), al_b = alignment_of(a->data),
+           al_c = alignment_of(c->data);
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a,
+               sizeof al_a),
+           "alignment A");
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b,
+               sizeof al_b),
+           "alignment B");
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c,
+               sizeof al_c),
+           "alignment C");
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c,
+               sizeof al_c),
+           "alignment D");
+  cublasLtMatmulHeuristicResult_t heur;
+  int found = 0;
+  memset(&heur, 0, sizeof heur);
+  LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1,
+                                          &heur, &found),
+           "heuristic query");
+  if (found < 1) {
+    err = aotrun_shim_fail(
+        "%s: cuBLASLt has no algorithm for this GEMM with epilogue %d "
+        "(m=%lld n=%lld k=%lld)",
+        g->op, (int)epi, (long long)g->m, (long long)g->n, (long long)g->k);
+    goto done;
+  }
+  LT_CHECK(cublasLtMatmul(lt, desc, alpha, b->data, la, a->data, lb, betap,
+                          c->data, lc, c->data, lc, &heur.algo, ws, ws_bytes,
+                          stream),
+           "matmul");
+done:
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (lc) cublasLtMatrixLayoutDestroy(lc);
+  if (lb) cublasLtMatrixLayoutDestroy(lb);
+  if (la) cublasLtMatrixLayoutDestroy(la);
+  if (desc) cublasLtMatmulDescDestroy(desc);
+  return err;
+}
+#undef LT_CHECK
+
+/* The bias as the cuBLASLt BIAS epilogue's vector: beta == 1, batch 1, a
+ * row-major target, and a bias that is one contiguous row (n values) shared
+ * by every row. NULL when it does not apply. */
+static const void *bias_vector(const aotrun_fb_gemm *g, int transposed) {
+  if (!g->has_bias || g->beta != 1.0 || g->batch != 1 || transposed ||
+      g->act == AOTRUN_FB_ACT_NONE)
+    return NULL;
+  if (g->bias_row_stride != 0 || (g->n > 1 && g->bias_col_stride != 1))
+    return NULL;
+  return g->bias_data;
+}
+
 /* Everything after the early exits; scratch is owned by the caller. */
 static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
                                     cudaStream_t stream) {
   AOTITorchError err = AOTI_TORCH_SUCCESS;
+  /* K == 0: ATen returns beta * self without the activation (its
+   * _addmm_activation short-circuits before the epilogue). */
+  if (g->k == 0) g->act = AOTRUN_FB_ACT_NONE;
   if (g->k == 0) err = zero_operands(g, temps, stream);
   if (err) return err;
 
@@ -200,11 +358,18 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   err = prepare_target(g, temps, &target, &copy_back);
   if (err) return err;
 
+  int64_t ldc = 0;
+  int col_major_target = !row_major_ld(&target, &ldc);
+  const void *bias_vec = bias_vector(g, col_major_target);
+
   /* beta == 0 means "ignore the bias", NaN included, as in torch. */
   double beta = g->has_bias ? g->beta : 0.0;
-  if (beta != 0.0) {
-    aotrun_fb_matrix bias = {(char *)g->bias_data, g->m, g->n, 0,
-                             g->bias_row_stride, g->bias_col_stride};
+  if (bias_vec != NULL) {
+    beta = 0.0; /* the epilogue adds it */
+  } else if (beta != 0.0) {
+    aotrun_fb_matrix bias = {(char *)g->bias_data, g->m, g->n,
+                             g->bias_batch_stride, g->bias_row_stride,
+                             g->bias_col_stride};
     err = copy_matrix(g, temps, "the bias ('self') into 'out'", &target,
                       &bias, stream);
     if (err) return err;
@@ -213,8 +378,7 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   /* A column-major target: solve the transposed problem, whose result is
    * row-major: C^T = B^T A^T. */
   aotrun_fb_gemm p = *g;
-  int64_t ldc = 0;
-  if (!row_major_ld(&target, &ldc)) {
+  if (col_major_target) {
     p.a = transposed(&g->b);
     p.b = transposed(&g->a);
     p.m = g->n;
@@ -227,9 +391,13 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   if (!err) err = prepare_operand(&p, temps, "a GEMM operand", &p.b, stream, &b);
   if (err) return err;
 
-  cublasHandle_t h = NULL;
-  err = aotrun_fb_cublas_acquire(g->op, g->device, stream, &h);
-  if (!err) err = call_cublas(&p, h, &a, &b, &target, ldc, beta);
+  if (g->act != AOTRUN_FB_ACT_NONE) {
+    err = call_cublaslt(&p, stream, &a, &b, &target, ldc, beta, bias_vec);
+  } else {
+    cublasHandle_t h = NULL;
+    err = aotrun_fb_cublas_acquire(g->op, g->device, stream, &h);
+    if (!err) err = call_cublas(&p, h, &a, &b, &target, ldc, beta);
+  }
   if (err) return err;
 
   if (copy_back) {

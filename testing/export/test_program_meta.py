@@ -220,11 +220,15 @@ def test_graph_facts_pick_compile_options(torch):
     assert has_convolution(cnn) and not has_convolution(cnt)
     assert has_convolution(br)          # inside a torch.cond branch
     assert writes_buffers(cnt) and not writes_buffers(cnn)
+    # The shim has aoti_torch_cuda_convolution: no forced Triton conv
+    # templates and no max_autotune, only a note.
     opts, notes = inductor_options(has_conv=True)
-    assert opts["max_autotune"] and opts["max_autotune_conv_backends"] == "TRITON"
-    # TRITON must be a GEMM backend too, or Inductor offers no conv template.
-    assert opts["max_autotune_gemm_backends"] == "ATEN,TRITON"
-    assert "convolution" in notes[0]
+    assert opts == BASE_OPTIONS
+    assert "max_autotune" not in opts and "max_autotune_conv_backends" not in opts
+    assert len(notes) == 1 and "aoti_torch_cuda_convolution" in notes[0]
+    opts, notes = inductor_options(triton_gemm=True, has_conv=True)
+    assert opts["max_autotune_gemm_backends"] == "TRITON,ATEN"
+    assert "max_autotune_conv_backends" not in opts
     opts, notes = inductor_options(triton_gemm=True, writes_buffers=True)
     assert opts["max_autotune_gemm_backends"] == "TRITON,ATEN"
     assert opts["joint_graph_constant_folding"] is False

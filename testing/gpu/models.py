@@ -315,7 +315,7 @@ def _mlp_dynamic():
 CASES = [
     Case("mlp", _plain(MLP, 4, 16), dynamic_shapes=_mlp_dynamic),
     Case("cnn", _plain(SmallCNN, 2, 3, 16, 16),
-         notes="convolution: exported with max_autotune + TRITON conv"),
+         notes="convolution: aoti_torch_cuda_convolution (cuDNN)"),
     Case("transformer", _plain(TransformerBlock, 2, 8, 32),
          notes="SDPA exported with the math backend"),
     Case("float64", _plain(Float64Model, 3, 8, dtype=torch.float64)),

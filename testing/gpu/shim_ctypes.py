@@ -48,6 +48,14 @@ SIGNATURES = {
     "aotrun_shim_take_device_error": [I32, ctypes.c_char_p, ctypes.c_size_t],
     # fallback ops
     "aoti_torch_cuda_mm_out": [H, H, H],
+    "aoti_torch_cuda_addmm_out": [H, H, H, H, F64, F64],
+    "aoti_torch_cuda_bmm_out": [H, H, H],
+    "aoti_torch_cuda_baddbmm_out": [H, H, H, H, F64, F64],
+    "aoti_torch_cuda_mm_dtype_out": [H, H, H, I32],
+    "aoti_torch_cuda_addmv": [H, H, H, F64, F64, PH],
+    "aoti_torch_cuda__addmm_activation": [H, H, H, F64, F64, I32, PH],
+    "aoti_torch_cuda_convolution": [H, H, PH, PI64, I64, PI64, I64, PI64, I64,
+                                    I32, PI64, I64, I64, PH],
     "aoti_torch_cuda_index_Tensor": [H, PPH, I64, PH],
     "aoti_torch_cuda_index_put": [H, PPH, I64, H, I32, PH],
     "aoti_torch_index_put_out": [H, H, PH, ctypes.c_uint32, H, ctypes.c_bool],
@@ -158,6 +166,12 @@ class Shim:
                 arr[i] = p
         arr._keep = keep
         return ctypes.cast(arr, PPH)
+
+    @staticmethod
+    def ints(values):
+        """const int64_t* argument: (array, length)."""
+        values = list(values)
+        return (ctypes.c_int64 * max(len(values), 1))(*values), len(values)
 
     @staticmethod
     def handle_list(handles):

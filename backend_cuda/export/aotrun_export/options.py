@@ -58,18 +58,13 @@ def inductor_options(*, triton_gemm: bool = False, has_conv: bool = False,
         notes.append("Triton GEMM autotuning on (max_autotune, GEMM backends "
                      "TRITON,ATEN)")
     if has_conv:
-        # The shim has no aoti_torch_cuda_convolution: convolutions must be
-        # Triton templates, which only max_autotune generates.
-        opts["max_autotune"] = True
-        opts["max_autotune_conv_backends"] = "TRITON"
-        if not triton_gemm:
-            # Inductor offers its Triton conv templates only when TRITON is
-            # also a GEMM backend (use_triton_template reads the GEMM list);
-            # with "ATEN" alone a conv has no choice at all.
-            opts["max_autotune_gemm_backends"] = "ATEN,TRITON"
-        notes.append("the graph has a convolution: max_autotune on with conv "
-                     "backend TRITON (the shim has no "
-                     "aoti_torch_cuda_convolution)")
+        # No option changes: the convolution stays ATen's extern kernel,
+        # which the compiled library calls as aoti_torch_cuda_convolution
+        # (the shim's, on cuDNN 9 opened at run time). Before the shim had
+        # it, convolutions were forced to Triton templates (max_autotune).
+        notes.append("the graph has a convolution: it runs as "
+                     "aoti_torch_cuda_convolution (cuDNN 9, opened at the "
+                     "first call; libcudnn.so.9 must be loadable)")
     if writes_buffers:
         # Otherwise a one-element counter buffer is folded into a constant.
         opts["joint_graph_constant_folding"] = False

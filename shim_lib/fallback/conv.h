@@ -1,0 +1,158 @@
+/*
+ * conv.h: aoti_torch_cuda_convolution on cuDNN 9 (legacy convolution API).
+ *
+ * conv_args.c checks the arguments and plans the call without touching CUDA
+ * (so errors show on machines without a GPU): a 1-D convolution runs as a
+ * 2-D one with a unit height (ATen's view4d), and the memory format is
+ * ATen's cudnn_conv_suggest_memory_format: channels-last (NHWC / NDHWC)
+ * when the input or the weight has channels-last strides (never for
+ * float64, never for 1-D input), contiguous otherwise. The result gets
+ * that format; an input or weight that is not dense in it is copied first.
+ *
+ * cudnn_loader.c opens libcudnn.so.9 with dlopen at the first convolution
+ * (libaotrun_shim.so does not link cuDNN). conv_cache.c keeps the algorithm
+ * chosen per shape / dtype / layout key. conv_run.c runs it.
+ *
+ * CUDA graphs: the first call for a key (outside a capture) benchmarks the
+ * algorithms with cudnnFind*AlgorithmEx, which runs kernels and synchronises;
+ * later calls only query the cache, so they capture. A key first seen
+ * inside a capture uses the heuristic query (cudnnGet*Algorithm_v7, no
+ * kernels) and is benchmarked again at its next call outside a capture.
+ * Each thread's first convolution on a device creates its cuDNN handle
+ * (cudaMalloc inside cuDNN): run it outside a capture.
+ */
+#ifndef AOTRUN_FALLBACK_CONV_H
+#define AOTRUN_FALLBACK_CONV_H
+
+#include <cudnn.h>
+
+#include "shim_lib/fallback/fallback_kernels.h"
+#include "shim_lib/fallback/fallback_tensor.h"
+
+#define AOTRUN_FB_CONV_MAX_RUN_DIMS 5 /* N, C and up to 3 spatial dims */
+
+typedef struct aotrun_fb_conv {
+  const char *op;
+  int32_t dtype, device;
+  size_t elem_size;
+  int transposed;
+  int64_t groups;
+  int nd;            /* spatial dims of the call: 1, 2 or 3 */
+  int rd;            /* dims as run by cuDNN: 4 (1-D and 2-D) or 5 */
+  int channels_last; /* NHWC / NDHWC */
+  /* Input, weight and output as run (rd dims, NCHW order of dims). */
+  char *in_data, *w_data;
+  int64_t in_sizes[5], in_strides[5];
+  int64_t w_sizes[5], w_strides[5];
+  int64_t out_sizes[5], out_strides[5];
+  /* Spatial parameters as run (rd - 2 values). */
+  int64_t stride[3], pad[3], dil[3], out_pad[3];
+  int has_bias;
+  char *bias_data;
+  int64_t bias_stride;
+  /* The result as returned (nd + 2 dims). */
+  int64_t ret_ndim, ret_sizes[5], ret_strides[5];
+} aotrun_fb_conv;
+
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_args(
+    const char *op, AtenTensorHandle input, AtenTensorHandle weight,
+    AtenTensorHandle *bias, const int64_t *stride, int64_t stride_len,
+    const int64_t *padding, int64_t padding_len, const int64_t *dilation,
+    int64_t dilation_len, int32_t transposed, const int64_t *output_padding,
+    int64_t output_padding_len, int64_t groups, aotrun_fb_conv *c);
+
+/* ATen's is_channels_last_strides_2d (4 dims) / _3d (5 dims). */
+AOTRUN_FB_HIDDEN int aotrun_fb_is_channels_last_strides(const int64_t *sizes,
+                                                        const int64_t *strides,
+                                                        int64_t ndim);
+/* Dense strides of a 4-D / 5-D shape, channels-last or contiguous. */
+AOTRUN_FB_HIDDEN void aotrun_fb_format_strides(const int64_t *sizes,
+                                               int64_t ndim, int channels_last,
+                                               int64_t *strides);
+
+/* Runs the planned convolution; *ret is the new result. */
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_run(const aotrun_fb_conv *c,
+                                                   AtenTensorHandle *ret);
+
+/* ---- algorithm cache (conv_cache.c), thread safe ---- */
+
+/* Everything the algorithm choice depends on; all int64 (no padding), so
+ * keys compare with memcmp. */
+typedef struct aotrun_fb_conv_key {
+  int64_t device, dtype, transposed, channels_last, rd, groups, alignment;
+  int64_t in[5], w[5], out[5];
+  int64_t stride[3], pad[3], dil[3];
+} aotrun_fb_conv_key;
+
+typedef struct aotrun_fb_conv_algo {
+  int algo;          /* cudnnConvolutionFwdAlgo_t or ...BwdDataAlgo_t */
+  int math_type;     /* cudnnMathType_t to set on the descriptor */
+  size_t workspace;  /* bytes */
+  int from_heuristic; /* chosen in a capture: benchmark at the next call */
+} aotrun_fb_conv_algo;
+
+#define AOTRUN_FB_CONV_CACHE_CAPACITY 1024
+
+/* alignment: the smallest alignment (bytes, at most 16) of the input,
+ * weight and output pointers. */
+AOTRUN_FB_HIDDEN void aotrun_fb_conv_key_of(const aotrun_fb_conv *c,
+                                            int64_t alignment,
+                                            aotrun_fb_conv_key *key);
+/* 1 and *algo when the key is cached, else 0. */
+AOTRUN_FB_HIDDEN int aotrun_fb_conv_cache_lookup(const aotrun_fb_conv_key *key,
+                                                 aotrun_fb_conv_algo *algo);
+/* Inserts or replaces; when full, replaces the oldest insertion. */
+AOTRUN_FB_HIDDEN void aotrun_fb_conv_cache_store(const aotrun_fb_conv_key *key,
+                                                 const aotrun_fb_conv_algo *algo);
+AOTRUN_FB_HIDDEN int aotrun_fb_conv_cache_size(void);
+AOTRUN_FB_HIDDEN void aotrun_fb_conv_cache_clear(void);
+
+/* ---- cuDNN, opened at run time (cudnn_loader.c) ---- */
+
+#define AOTRUN_FB_CUDNN_FN(name) __typeof__(name) *name
+typedef struct aotrun_fb_cudnn_api {
+  size_t version; /* cudnnGetVersion() */
+  AOTRUN_FB_CUDNN_FN(cudnnGetVersion);
+  AOTRUN_FB_CUDNN_FN(cudnnGetErrorString);
+  AOTRUN_FB_CUDNN_FN(cudnnCreate);
+  AOTRUN_FB_CUDNN_FN(cudnnDestroy);
+  AOTRUN_FB_CUDNN_FN(cudnnSetStream);
+  AOTRUN_FB_CUDNN_FN(cudnnCreateTensorDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnDestroyTensorDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnSetTensorNdDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnCreateFilterDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnDestroyFilterDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnSetFilterNdDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnCreateConvolutionDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnDestroyConvolutionDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnSetConvolutionNdDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnSetConvolutionGroupCount);
+  AOTRUN_FB_CUDNN_FN(cudnnSetConvolutionMathType);
+  AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionForwardAlgorithmMaxCount);
+  AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionForwardAlgorithm_v7);
+  AOTRUN_FB_CUDNN_FN(cudnnFindConvolutionForwardAlgorithmEx);
+  AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionForwardWorkspaceSize);
+  AOTRUN_FB_CUDNN_FN(cudnnConvolutionForward);
+  AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount);
+  AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionBackwardDataAlgorithm_v7);
+  AOTRUN_FB_CUDNN_FN(cudnnFindConvolutionBackwardDataAlgorithmEx);
+  AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionBackwardDataWorkspaceSize);
+  AOTRUN_FB_CUDNN_FN(cudnnConvolutionBackwardData);
+} aotrun_fb_cudnn_api;
+#undef AOTRUN_FB_CUDNN_FN
+
+/* The default library name; the environment variable AOTRUN_CUDNN_LIBRARY
+ * (a name or a path) overrides it. */
+#define AOTRUN_FB_CUDNN_LIBRARY "libcudnn.so.9"
+
+/* Opens cuDNN once (later calls return the same table); on failure the
+ * error names op, the library and dlerror()'s text, and the next call
+ * tries again. */
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cudnn_load(
+    const char *op, const aotrun_fb_cudnn_api **api);
+/* Test seam: the library to open instead of the default / environment
+ * (NULL restores them). Takes effect only while cuDNN is not loaded yet;
+ * returns 0 then, -1 once it is loaded. */
+AOTRUN_FB_HIDDEN int aotrun_fb_cudnn_set_library(const char *name);
+
+#endif /* AOTRUN_FALLBACK_CONV_H */

@@ -1,0 +1,478 @@
+/* conv_run.c: runs a planned convolution (conv.h) with cuDNN's legacy API:
+ * cudnnConvolutionForward, or cudnnConvolutionBackwardData for a transposed
+ * convolution (its input is the "dy" of a forward convolution whose input
+ * "dx" is our result), then the bias per channel (conv_bias.cu). */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "shim_lib/fallback/conv.h"
+#include "shim_lib/fallback/cublas_handle.h"
+#include "shim_lib/fallback/fallback_temp.h"
+
+#define MAX_DEVICES 64
+/* Most scratch memory the first call of a shape lets cudnnFind* use. */
+#define SEARCH_WORKSPACE_LIMIT ((size_t)1 << 30)
+#define MAX_CANDIDATES 16
+
+/* ---- cuDNN handles: one per (thread, device), destroyed at thread exit.
+ * cuDNN handles must not be used by two threads at once. ---- */
+
+static const aotrun_fb_cudnn_api *handles_api;
+static _Thread_local cudnnHandle_t *tls_handles;
+static pthread_key_t handles_key;
+static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
+static int handles_key_ok;
+
+static void destroy_handles(void *p) {
+  cudnnHandle_t *handles = (cudnnHandle_t *)p;
+  int previous = 0;
+  int have_previous = cudaGetDevice(&previous) == cudaSuccess;
+  for (int d = 0; d < MAX_DEVICES; d++) {
+    if (handles[d] == NULL || handles_api == NULL) continue;
+    if (cudaSetDevice(d) == cudaSuccess) handles_api->cudnnDestroy(handles[d]);
+  }
+  if (have_previous) cudaSetDevice(previous);
+  free(handles);
+}
+
+static void make_key(void) {
+  handles_key_ok = pthread_key_create(&handles_key, destroy_handles) == 0;
+}
+
+static AOTITorchError thread_handle(const char *op,
+                                    const aotrun_fb_cudnn_api *api,
+                                    int32_t device, cudnnHandle_t *out) {
+  if (device < 0 || device >= MAX_DEVICES)
+    return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
+                            (int)device, MAX_DEVICES - 1);
+  if (tls_handles == NULL) {
+    pthread_once(&handles_once, make_key);
+    tls_handles = calloc(MAX_DEVICES, sizeof *tls_handles);
+    if (tls_handles == NULL)
+      return aotrun_shim_fail("%s: out of host memory for the cuDNN handles",
+                              op);
+    if (handles_key_ok) pthread_setspecific(handles_key, tls_handles);
+  }
+  handles_api = api;
+  if (tls_handles[device] == NULL) {
+    cudnnStatus_t st = api->cudnnCreate(&tls_handles[device]);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      tls_handles[device] = NULL;
+      return aotrun_shim_fail("%s: cudnnCreate on cuda:%d failed: %s", op,
+                              (int)device, api->cudnnGetErrorString(st));
+    }
+  }
+  *out = tls_handles[device];
+  return AOTI_TORCH_SUCCESS;
+}
+
+/* ---- helpers ---- */
+
+static cudnnDataType_t dnn_type(int32_t dtype) {
+  switch (dtype) {
+    case AOTRUN_FB_FLOAT16: return CUDNN_DATA_HALF;
+    case AOTRUN_FB_BFLOAT16: return CUDNN_DATA_BFLOAT16;
+    case AOTRUN_FB_FLOAT64: return CUDNN_DATA_DOUBLE;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+static int dense_as(const int64_t *sizes, const int64_t *strides,
+                    const int64_t *want, int n) {
+  for (int d = 0; d < n; d++)
+    if (sizes[d] > 1 && strides[d] != want[d]) return 0;
+  return 1;
+}
+
+static int to_ints(const int64_t *v, int n, int *out) {
+  for (int i = 0; i < n; i++) {
+    if (v[i] < 0 || v[i] > INT_MAX) return 0;
+    out[i] = (int)v[i];
+  }
+  return 1;
+}
+
+static int64_t alignment_of(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  int64_t al = 1;
+  while (al < 16 && (a & (uintptr_t)(al * 2 - 1)) == 0) al *= 2;
+  return al;
+}
+
+static const char *describe(const aotrun_fb_conv *c, char *buf, size_t cap) {
+  char si[96], sw[96], so[96], dt[24];
+  snprintf(buf, cap, "%s%dd %s, input %s, weight %s, output %s, groups %lld%s",
+           c->transposed ? "transposed " : "", c->nd,
+           aotrun_fb_dtype_name(c->dtype, dt),
+           aotrun_fb_shape_str(c->in_sizes, c->rd, si, sizeof si),
+           aotrun_fb_shape_str(c->w_sizes, c->rd, sw, sizeof sw),
+           aotrun_fb_shape_str(c->out_sizes, c->rd, so, sizeof so),
+           (long long)c->groups, c->channels_last ? ", channels-last" : "");
+  return buf;
+}
+
+/* A contiguous copy of a tensor box (or the data itself when it is already
+ * dense with strides `want`). */
+static AOTITorchError dense_operand(const aotrun_fb_conv *c,
+                                    aotrun_fb_temps *temps, const char *what,
+                                    char *data, const int64_t *sizes,
+                                    const int64_t *strides,
+                                    const int64_t *want, cudaStream_t stream,
+                                    void **out) {
+  if (dense_as(sizes, strides, want, c->rd)) {
+    *out = data;
+    return AOTI_TORCH_SUCCESS;
+  }
+  int overflow = 0;
+  int64_t n = aotrun_fb_numel(sizes, c->rd, &overflow);
+  void *dst = NULL;
+  AOTITorchError err = aotrun_fb_temp_alloc(temps, c->dtype, 1, &n, &dst);
+  if (!err)
+    err = aotrun_fb_copy(temps, what, dst, want, data, strides, sizes, c->rd,
+                         c->elem_size, stream);
+  if (!err) *out = dst;
+  return err;
+}
+
+typedef struct candidate {
+  int algo;
+  cudnnStatus_t status;
+  size_t memory;
+  cudnnMathType_t math;
+} candidate;
+
+typedef struct descs {
+  cudnnHandle_t h;
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+} descs;
+
+/* float32 runs without TF32 (eager's default with allow_tf32 off): no
+ * tensor-op candidates, FMA math on the descriptor. */
+static int math_ok(const aotrun_fb_conv *c, cudnnMathType_t m) {
+  if (c->dtype != AOTRUN_FB_FLOAT32) return 1;
+  return m != CUDNN_TENSOR_OP_MATH &&
+         m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+static cudnnMathType_t run_math(const aotrun_fb_conv *c, cudnnMathType_t m) {
+  return c->dtype == AOTRUN_FB_FLOAT32 ? CUDNN_FMA_MATH : m;
+}
+
+/* The heuristic list (find == 0, no kernels) or the benchmarked one. */
+static cudnnStatus_t query(const aotrun_fb_conv *c,
+                           const aotrun_fb_cudnn_api *api, const descs *d,
+                           int find, const void *x, const void *w, void *y,
+                           void *ws, size_t ws_bytes, candidate *cands,
+                           int *n) {
+  int got = 0;
+  cudnnStatus_t st;
+  *n = 0;
+  if (!c->transposed) {
+    cudnnConvolutionFwdAlgoPerf_t perf[MAX_CANDIDATES];
+    if (find)
+      st = api->cudnnFindConvolutionForwardAlgorithmEx(
+          d->h, d->x, x, d->w, w, d->conv, d->y, y, MAX_CANDIDATES, &got,
+          perf, ws, ws_bytes);
+    else
+      st = api->cudnnGetConvolutionForwardAlgorithm_v7(
+          d->h, d->x, d->w, d->conv, d->y, MAX_CANDIDATES, &got, perf);
+    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got; i++)
+      cands[i] = (candidate){(int)perf[i].algo, perf[i].status,
+                             perf[i].memory, perf[i].mathType};
+  } else {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[MAX_CANDIDATES];
+    /* dy = our input (x), dx = our output (y). */
+    if (find)
+      st = api->cudnnFindConvolutionBackwardDataAlgorithmEx(
+          d->h, d->w, w, d->x, x, d->conv, d->y, y, MAX_CANDIDATES, &got,
+          perf, ws, ws_bytes);
+    else
+      st = api->cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          d->h, d->w, d->x, d->conv, d->y, MAX_CANDIDATES, &got, perf);
+    for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got; i++)
+      cands[i] = (candidate){(int)perf[i].algo, perf[i].status,
+                             perf[i].memory, perf[i].mathType};
+  }
+  if (st == CUDNN_STATUS_SUCCESS) *n = got;
+  return st;
+}
+
+static const candidate *pick(const aotrun_fb_conv *c, const candidate *cands,
+                             int n, size_t limit) {
+  for (int i = 0; i < n; i++)
+    if (cands[i].status == CUDNN_STATUS_SUCCESS && math_ok(c, cands[i].math) &&
+        cands[i].memory <= limit)
+      return &cands[i];
+  return NULL;
+}
+
+static cudnnStatus_t workspace_size(const aotrun_fb_conv *c,
+                                    const aotrun_fb_cudnn_api *api,
+                                    const descs *d, int algo, size_t *bytes) {
+  if (!c->transposed)
+    return api->cudnnGetConvolutionForwardWorkspaceSize(
+        d->h, d->x, d->w, d->conv, d->y, (cudnnConvolutionFwdAlgo_t)algo,
+        bytes);
+  return api->cudnnGetConvolutionBackwardDataWorkspaceSize(
+      d->h, d->w, d->x, d->conv, d->y, (cudnnConvolutionBwdDataAlgo_t)algo,
+      bytes);
+}
+
+/* The cached algorithm of this key, or a new choice (benchmarked outside a
+ * capture, heuristic inside one), stored in the cache. */
+static AOTITorchError choose_algo(const aotrun_fb_conv *c,
+                                  const aotrun_fb_cudnn_api *api,
+                                  const descs *d, const void *x, const void *w,
+                                  void *y, cudaStream_t stream,
+                                  const char *what, aotrun_fb_conv_algo *out) {
+  aotrun_fb_conv_key key;
+  aotrun_fb_conv_key_of(c, alignment_of(x) < alignment_of(w)
+                               ? (alignment_of(x) < alignment_of(y)
+                                      ? alignment_of(x)
+                                      : alignment_of(y))
+                               : (alignment_of(w) < alignment_of(y)
+                                      ? alignment_of(w)
+                                      : alignment_of(y)),
+                        &key);
+  enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  cudaError_t ce = cudaStreamIsCapturing(stream, &cap);
+  if (ce != cudaSuccess)
+    return aotrun_shim_fail("%s: cudaStreamIsCapturing failed: %s", c->op,
+                            cudaGetErrorString(ce));
+  int capturing = cap != cudaStreamCaptureStatusNone;
+  if (aotrun_fb_conv_cache_lookup(&key, out) &&
+      !(out->from_heuristic && !capturing))
+    return AOTI_TORCH_SUCCESS;
+
+  candidate heur[MAX_CANDIDATES], found[MAX_CANDIDATES];
+  int nh = 0, nf = 0;
+  cudnnStatus_t st = query(c, api, d, 0, x, w, y, NULL, 0, heur, &nh);
+  if (st != CUDNN_STATUS_SUCCESS)
+    return aotrun_shim_fail("%s: cuDNN's algorithm heuristic failed: %s (%s)",
+                            c->op, api->cudnnGetErrorString(st), what);
+  const candidate *best = NULL;
+  int from_heuristic = 1;
+  if (!capturing) {
+    /* Benchmark with as much scratch as the heuristic's candidates want. */
+    size_t limit = 0;
+    for (int i = 0; i < nh; i++)
+      if (heur[i].status == CUDNN_STATUS_SUCCESS && math_ok(c, heur[i].math) &&
+          heur[i].memory > limit && heur[i].memory <= SEARCH_WORKSPACE_LIMIT)
+        limit = heur[i].memory;
+    aotrun_fb_temps search;
+    aotrun_fb_temps_init(&search, c->op, c->device);
+    void *ws = NULL;
+    if (aotrun_fb_temp_bytes(&search, limit, &ws) == AOTI_TORCH_SUCCESS) {
+      st = query(c, api, d, 1, x, w, y, ws, limit, found, &nf);
+      if (st == CUDNN_STATUS_SUCCESS) best = pick(c, found, nf, limit);
+      if (best) from_heuristic = 0;
+    }
+    aotrun_shim_clear_error(); /* a failed search falls back quietly */
+    aotrun_fb_temps_release(&search);
+  }
+  if (best == NULL) best = pick(c, heur, nh, (size_t)-1);
+  if (best == NULL)
+    return aotrun_shim_fail(
+        "%s: cuDNN offers no algorithm for this convolution (%d candidates, "
+        "none usable%s) (%s)",
+        c->op, nh,
+        c->dtype == AOTRUN_FB_FLOAT32 ? " without TF32" : "", what);
+  aotrun_fb_conv_algo a = {best->algo, (int)run_math(c, best->math), 0,
+                           from_heuristic};
+  st = api->cudnnSetConvolutionMathType(d->conv, (cudnnMathType_t)a.math_type);
+  if (st == CUDNN_STATUS_SUCCESS)
+    st = workspace_size(c, api, d, a.algo, &a.workspace);
+  if (st != CUDNN_STATUS_SUCCESS)
+    return aotrun_shim_fail("%s: cuDNN workspace query of algorithm %d "
+                            "failed: %s (%s)",
+                            c->op, a.algo, api->cudnnGetErrorString(st), what);
+  aotrun_fb_conv_cache_store(&key, &a);
+  *out = a;
+  return AOTI_TORCH_SUCCESS;
+}
+
+#define DNN(call, step)                                                      \
+  do {                                                                       \
+    cudnnStatus_t s_ = (call);                                               \
+    if (s_ != CUDNN_STATUS_SUCCESS) {                                        \
+      err = aotrun_shim_fail("%s: cuDNN %s failed: %s (%s)", c->op, step,    \
+                             api->cudnnGetErrorString(s_), what);            \
+      goto done;                                                             \
+    }                                                                        \
+  } while (0)
+
+static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
+                                    const aotrun_fb_cudnn_api *api,
+                                    aotrun_fb_temps *temps,
+                                    cudaStream_t stream, void *y) {
+  AOTITorchError err = AOTI_TORCH_SUCCESS;
+  char what[400];
+  describe(c, what, sizeof what);
+  int rd = c->rd, sd = c->rd - 2;
+  int64_t in_want[5], w_want[5];
+  aotrun_fb_format_strides(c->in_sizes, rd, c->channels_last, in_want);
+  aotrun_fb_format_strides(c->w_sizes, rd, c->channels_last, w_want);
+  int idims[5], istr[5], wdims[5], odims[5], ostr[5];
+  int pad[3], str[3], dil[3];
+  if (!to_ints(c->in_sizes, rd, idims) || !to_ints(in_want, rd, istr) ||
+      !to_ints(c->w_sizes, rd, wdims) || !to_ints(c->out_sizes, rd, odims) ||
+      !to_ints(c->out_strides, rd, ostr) || !to_ints(c->pad, sd, pad) ||
+      !to_ints(c->stride, sd, str) || !to_ints(c->dil, sd, dil))
+    return aotrun_shim_fail(
+        "%s: a size, stride or parameter does not fit cuDNN's 32-bit "
+        "descriptors (%s)",
+        c->op, what);
+
+  void *x = NULL, *w = NULL;
+  err = dense_operand(c, temps, "the input into cuDNN's layout", c->in_data,
+                      c->in_sizes, c->in_strides, in_want, stream, &x);
+  if (!err)
+    err = dense_operand(c, temps, "the weight into cuDNN's layout", c->w_data,
+                        c->w_sizes, c->w_strides, w_want, stream, &w);
+  if (err) return err;
+
+  descs d;
+  memset(&d, 0, sizeof d);
+  err = thread_handle(c->op, api, c->device, &d.h);
+  if (err) return err;
+  cudnnDataType_t t = dnn_type(c->dtype);
+  cudnnDataType_t ct =
+      c->dtype == AOTRUN_FB_FLOAT64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  DNN(api->cudnnSetStream(d.h, stream), "cudnnSetStream");
+  DNN(api->cudnnCreateTensorDescriptor(&d.x), "tensor descriptor");
+  DNN(api->cudnnCreateTensorDescriptor(&d.y), "tensor descriptor");
+  DNN(api->cudnnCreateFilterDescriptor(&d.w), "filter descriptor");
+  DNN(api->cudnnCreateConvolutionDescriptor(&d.conv),
+      "convolution descriptor");
+  DNN(api->cudnnSetTensorNdDescriptor(d.x, t, rd, idims, istr),
+      "input descriptor");
+  DNN(api->cudnnSetTensorNdDescriptor(d.y, t, rd, odims, ostr),
+      "output descriptor");
+  DNN(api->cudnnSetFilterNdDescriptor(
+          d.w, t, c->channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+          rd, wdims),
+      "weight descriptor");
+  DNN(api->cudnnSetConvolutionNdDescriptor(d.conv, sd, pad, str, dil,
+                                           CUDNN_CROSS_CORRELATION, ct),
+      "convolution descriptor");
+  DNN(api->cudnnSetConvolutionGroupCount(d.conv, (int)c->groups),
+      "group count");
+  DNN(api->cudnnSetConvolutionMathType(
+          d.conv, c->dtype == AOTRUN_FB_FLOAT32 ? CUDNN_FMA_MATH
+                  : c->dtype == AOTRUN_FB_FLOAT64 ? CUDNN_DEFAULT_MATH
+                                                  : CUDNN_TENSOR_OP_MATH),
+      "math type");
+
+  aotrun_fb_conv_algo algo;
+  err = choose_algo(c, api, &d, x, w, y, stream, what, &algo);
+  if (err) goto done;
+  DNN(api->cudnnSetConvolutionMathType(d.conv, (cudnnMathType_t)algo.math_type),
+      "math type");
+  void *ws = NULL;
+  if (algo.workspace > 0) {
+    err = aotrun_fb_temp_bytes(temps, algo.workspace, &ws);
+    if (err) goto done;
+  }
+  double one_d = 1.0, zero_d = 0.0;
+  float one_f = 1.0f, zero_f = 0.0f;
+  int dbl = c->dtype == AOTRUN_FB_FLOAT64;
+  const void *one = dbl ? (const void *)&one_d : (const void *)&one_f;
+  const void *zero = dbl ? (const void *)&zero_d : (const void *)&zero_f;
+  if (!c->transposed)
+    DNN(api->cudnnConvolutionForward(d.h, one, d.x, x, d.w, w, d.conv,
+                                     (cudnnConvolutionFwdAlgo_t)algo.algo, ws,
+                                     algo.workspace, zero, d.y, y),
+        "cudnnConvolutionForward");
+  else
+    DNN(api->cudnnConvolutionBackwardData(
+            d.h, one, d.w, w, d.x, x, d.conv,
+            (cudnnConvolutionBwdDataAlgo_t)algo.algo, ws, algo.workspace,
+            zero, d.y, y),
+        "cudnnConvolutionBackwardData");
+
+  if (c->has_bias) {
+    int64_t cout = c->out_sizes[1];
+    const void *bias = c->bias_data;
+    if (cout > 1 && c->bias_stride != 1) {
+      void *copy = NULL;
+      int64_t one_stride[1] = {c->bias_stride};
+      err = aotrun_fb_contiguous_copy(temps, "the bias", c->bias_data,
+                                      one_stride, &cout, 1, c->dtype,
+                                      c->elem_size, stream, &copy);
+      if (err) goto done;
+      bias = copy;
+    }
+    int overflow = 0;
+    int64_t numel = aotrun_fb_numel(c->out_sizes, rd, &overflow);
+    int64_t inner = aotrun_fb_numel(c->out_sizes + 2, sd, &overflow);
+    cudaError_t e = aotrun_fb_conv_add_bias(y, bias, c->dtype, numel, cout,
+                                            inner, c->channels_last, stream);
+    if (e != cudaSuccess) {
+      err = aotrun_shim_fail("%s: the bias kernel failed to launch: %s (%s)",
+                             c->op, cudaGetErrorString(e), what);
+      goto done;
+    }
+  }
+done:
+  if (d.conv) api->cudnnDestroyConvolutionDescriptor(d.conv);
+  if (d.w) api->cudnnDestroyFilterDescriptor(d.w);
+  if (d.y) api->cudnnDestroyTensorDescriptor(d.y);
+  if (d.x) api->cudnnDestroyTensorDescriptor(d.x);
+  return err;
+}
+#undef DNN
+
+AOTITorchError aotrun_fb_conv_run(const aotrun_fb_conv *c,
+                                  AtenTensorHandle *ret) {
+  *ret = NULL;
+  AtenTensorHandle out = NULL;
+  int overflow = 0;
+  int64_t numel = aotrun_fb_numel(c->ret_sizes, c->ret_ndim, &overflow);
+  if (numel == 0) {
+    /* An empty batch: the result's shape and layout, no cuDNN. */
+    if (aoti_torch_empty_strided(c->ret_ndim, c->ret_sizes, c->ret_strides,
+                                 c->dtype, AOTRUN_FB_DEVICE_CUDA, c->device,
+                                 &out) != AOTI_TORCH_SUCCESS)
+      return aotrun_shim_fail("%s: cannot allocate the result: %s", c->op,
+                              aotrun_shim_last_error());
+    *ret = out;
+    return AOTI_TORCH_SUCCESS;
+  }
+  const aotrun_fb_cudnn_api *api = NULL;
+  AOTITorchError err = aotrun_fb_cudnn_load(c->op, &api);
+  if (err) return err;
+  aotrun_fb_device_scope scope;
+  err = aotrun_fb_device_enter(c->op, c->device, &scope);
+  if (err) return err;
+  cudaStream_t stream = (cudaStream_t)aotrun_shim_current_stream();
+  if (aoti_torch_empty_strided(c->ret_ndim, c->ret_sizes, c->ret_strides,
+                               c->dtype, AOTRUN_FB_DEVICE_CUDA, c->device,
+                               &out) != AOTI_TORCH_SUCCESS) {
+    err = aotrun_shim_fail("%s: cannot allocate the result: %s", c->op,
+                           aotrun_shim_last_error());
+    aotrun_fb_device_leave(&scope);
+    return err;
+  }
+  void *y = NULL;
+  if (aoti_torch_get_data_ptr(out, &y) != AOTI_TORCH_SUCCESS)
+    err = aotrun_shim_fail("%s: cannot read the result's data: %s", c->op,
+                           aotrun_shim_last_error());
+  aotrun_fb_temps temps;
+  aotrun_fb_temps_init(&temps, c->op, c->device);
+  if (!err) err = run_on_stream(c, api, &temps, stream, y);
+  aotrun_fb_temps_release(&temps);
+  aotrun_fb_device_leave(&scope);
+  if (err) {
+    aoti_torch_delete_tensor_object(out);
+    return err;
+  }
+  *ret = out;
+  return AOTI_TORCH_SUCCESS;
+}
