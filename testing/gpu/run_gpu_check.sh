@@ -18,7 +18,10 @@ W=${AOTRUN_GPU_WORK:-/tmp/aotrun-gpu}; rm -rf "$W"; mkdir -p "$W/logs"
 B=$ROOT/.gpu
 bash testing/gpu/unpack_bundle.sh "$B"
 [ -x "$B/bin/aotrun" ] || { echo "no .gpu bundle: run testing/gpu/build_gpu_bundle.sh first"; exit 2; }
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# cuDNN (convolutions; the shim dlopens libcudnn.so.9 at the first one):
+# torch's wheel brings it.
+CUDNN_LIB=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null || true)
+export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64${CUDNN_LIB:+:$CUDNN_LIB}:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 ONLY=${AOTRUN_GPU_ONLY:-}
 
