@@ -1,15 +1,21 @@
 // random_kernels.cu: the kernels of the random ops (random_kernels.h).
 //
 // Raw bits: cuRAND's counter-based curand_Philox4x32_10 (header-only device
-// API, no libcurand). Conversions: cuRAND's own _curand_uniform (float in
-// (0, 1], the conversion ATen's curand_uniform4 uses), _curand_uniform_
-// double_hq (53 bits, (0, 1]), _curand_box_muller(_double). Nothing here
-// synchronises; every launch reads the generator state on the device.
+// API, no libcurand). Conversions: cuRAND's own formulas and constants
+// (curand_globals.h), written out below because curand_uniform.h and
+// curand_normal.h cannot be included without curand_kernel.h, whose
+// precomputed XORWOW/MRG/MTGP tables add ~400 KB of device data per
+// architecture to the library: uniform float in (0, 1] as _curand_uniform
+// (the conversion ATen's curand_uniform4 uses), uniform double in (0, 1] as
+// _curand_uniform_double_hq (53 bits), normals as _curand_box_muller(_double).
+// Nothing here synchronises; every launch reads the generator state on the
+// device.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <curand_kernel.h>
+#include <curand_globals.h>
+#include <curand_philox4x32_x.h>
 
 #include "shim_lib/fallback/random_kernels.h"
 
@@ -53,6 +59,49 @@ __device__ inline uint4 philox_block(unsigned long long seed,
   uint2 k = make_uint2(static_cast<unsigned>(seed),
                        static_cast<unsigned>(seed >> 32));
   return curand_Philox4x32_10(c, k);
+}
+
+// ---- cuRAND's conversions (curand_uniform.h, curand_normal.h) ----
+
+// _curand_uniform: (0, 1] (the largest words round to 1.0f).
+__device__ inline float uniform_f(unsigned x) {
+  return x * CURAND_2POW32_INV + (CURAND_2POW32_INV / 2.0f);
+}
+
+// _curand_uniform_double_hq: 53 bits, (0, 1].
+__device__ inline double uniform_d(unsigned x, unsigned y) {
+  unsigned long long z = (unsigned long long)x ^
+                         ((unsigned long long)y << (53 - 32));
+  return z * CURAND_2POW53_INV_DOUBLE + (CURAND_2POW53_INV_DOUBLE / 2.0);
+}
+
+// _curand_box_muller: two standard normals from two words.
+__device__ inline float2 box_muller_f(unsigned x, unsigned y) {
+  float2 result;
+  float u = x * CURAND_2POW32_INV + (CURAND_2POW32_INV / 2);
+  float v = y * CURAND_2POW32_INV_2PI + (CURAND_2POW32_INV_2PI / 2);
+  float s = sqrtf(-2.0f * logf(u));
+  __sincosf(v, &result.x, &result.y);
+  result.x *= s;
+  result.y *= s;
+  return result;
+}
+
+// _curand_box_muller_double: two standard normals from four words.
+__device__ inline double2 box_muller_d(unsigned x0, unsigned x1, unsigned y0,
+                                       unsigned y1) {
+  double2 result;
+  unsigned long long zx = (unsigned long long)x0 ^
+                          ((unsigned long long)x1 << (53 - 32));
+  double u = zx * CURAND_2POW53_INV_DOUBLE + (CURAND_2POW53_INV_DOUBLE / 2.0);
+  unsigned long long zy = (unsigned long long)y0 ^
+                          ((unsigned long long)y1 << (53 - 32));
+  double v = zy * (CURAND_2POW53_INV_DOUBLE * 2.0) + CURAND_2POW53_INV_DOUBLE;
+  double s = sqrt(-2.0 * log(u));
+  sincospi(v, &result.x, &result.y);
+  result.x *= s;
+  result.y *= s;
+  return result;
 }
 
 __device__ inline unsigned word(const uint4 &r, int i) {
@@ -193,22 +242,22 @@ __global__ void float_kernel(aotrun_fb_rand_job j,
     op_t v[V];
     if constexpr (KIND == AOTRUN_FB_RAND_UNIFORM) {
       if constexpr (kDouble) {
-        v[0] = _curand_uniform_double_hq(r.x, r.y);
-        v[1] = _curand_uniform_double_hq(r.z, r.w);
+        v[0] = uniform_d(r.x, r.y);
+        v[1] = uniform_d(r.z, r.w);
       } else {
-        v[0] = _curand_uniform(r.x);
-        v[1] = _curand_uniform(r.y);
-        v[2] = _curand_uniform(r.z);
-        v[3] = _curand_uniform(r.w);
+        v[0] = uniform_f(r.x);
+        v[1] = uniform_f(r.y);
+        v[2] = uniform_f(r.z);
+        v[3] = uniform_f(r.w);
       }
     } else {
       if constexpr (kDouble) {
-        double2 z = _curand_box_muller_double(r.x, r.y, r.z, r.w);
+        double2 z = box_muller_d(r.x, r.y, r.z, r.w);
         v[0] = z.x;
         v[1] = z.y;
       } else {
-        float2 z0 = _curand_box_muller(r.x, r.y);
-        float2 z1 = _curand_box_muller(r.z, r.w);
+        float2 z0 = box_muller_f(r.x, r.y);
+        float2 z1 = box_muller_f(r.z, r.w);
         v[0] = z0.x;
         v[1] = z0.y;
         v[2] = z1.x;
