@@ -136,6 +136,9 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_random_set_seed(uint64_t seed) {
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess)
       e = cudaMemcpy(g_state[d], &host, sizeof host, cudaMemcpyHostToDevice);
+    /* A pageable copy may return before its DMA lands, and non-blocking
+     * streams do not wait for the legacy stream: wait for it here. */
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
     aotrun_fb_device_leave(&scope);
     if (e != cudaSuccess) {
       aotrun_shim_fail("%s: writing the seed to cuda:%d failed: %s", fn,
