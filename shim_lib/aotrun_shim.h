@@ -92,6 +92,22 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_device_error_slot(int32_t device,
 AOTRUN_SHIM_API int aotrun_shim_take_device_error(int32_t device, char *msg,
                                                   size_t cap);
 
+/* Random ops (shim_lib/fallback/random_*.c, docs/random.md): one Philox
+ * generator per CUDA device, seeded on first use from
+ * aotrun_shim_random_set_seed's value, else AOTRUN_SEED=<u64>, else
+ * getrandom(2); its offset lives in device memory and is advanced by the
+ * kernels, so replayed CUDA graphs draw new numbers.
+ *
+ * Fixes the seed of every device (for reproducible runs) and resets their
+ * offsets to 0; devices not used yet take it when first used. Waits for
+ * the devices already seeded (cudaDeviceSynchronize): not inside a
+ * capture. */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_random_set_seed(uint64_t seed);
+/* Test seam: the next seeding of a device fails once, at step 1 (the seed
+ * source) or 2 (the copy of the state to the GPU); 0 clears it. */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_random_fail_next_seed(
+    int32_t step);
+
 /* The rest of the ABI (every aoti_torch_* function) is declared below. */
 
 /* ---- aoti_torch_*: the ABI generated model code calls ----

@@ -64,7 +64,17 @@ int aotrun_shim_take_device_error(int32_t device, char *msg, size_t cap) {
                name_or(e->op, "a CUDA fallback op"), (long long)e->value,
                name_or(e->arg, "values"), (long long)e->bound, (int)e->dim,
                (int)device);
-    else if (msg != NULL && cap > 0)
+    else if (msg != NULL && cap > 0 && e->code == AOTRUN_DEVERR_PROBABILITY) {
+      int64_t bits = e->value;
+      double p;
+      memcpy(&p, &bits, sizeof p);
+      snprintf(msg, cap,
+               "%s: '%s' holds the probability %g (for element %lld of "
+               "'self'), outside [0, 1]; that element was set to 0 (found on "
+               "cuda:%d)",
+               name_or(e->op, "a CUDA fallback op"), name_or(e->arg, "p"), p,
+               (long long)e->bound, (int)device);
+    } else if (msg != NULL && cap > 0)
       snprintf(msg, cap,
                "%s: index %lld in '%s' is out of bounds for dim %d with size "
                "%lld (found on cuda:%d)",

@@ -36,6 +36,10 @@ enum {
   /* A mask selects `value` elements where '<arg>' provides `bound` (in its
    * dim `dim`): masked_scatter's source or a masked index_put's values. */
   AOTRUN_DEVERR_COUNT_MISMATCH = 2,
+  /* A probability outside [0, 1] (or NaN) in '<arg>' (bernoulli_ with a p
+   * tensor): `value` holds the double's bits, `bound` the flat index of the
+   * element of self it was drawn for. */
+  AOTRUN_DEVERR_PROBABILITY = 3,
 };
 
 #ifdef __cplusplus

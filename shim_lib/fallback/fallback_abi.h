@@ -155,6 +155,76 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_topk(
     AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
     int32_t sorted, AtenTensorHandle *ret0, AtenTensorHandle *ret1);
 
+/* ---- random ops (rand.c, randint.c, randperm.c, uniform.c, normal.c,
+ * bernoulli.c; docs/random.md). One Philox generator per device (seeded
+ * from the OS, AOTRUN_SEED or aotrun_shim_random_set_seed); no host
+ * synchronisation, so they capture into CUDA graphs, whose replays draw new
+ * numbers. `generator` (Generator?): NULL, or a pointer to a NULL handle,
+ * means the default generator; a torch Generator is refused. dtype/layout/
+ * device/pin_memory: NULL for the default, else float dtypes (integer ones
+ * too for randint/randperm), strided, cuda, false. ---- */
+struct AtenGeneratorOpaque;
+typedef struct AtenGeneratorOpaque *AtenGeneratorHandle;
+
+/* *ret0 = uniform numbers in [0, 1) of shape size (default float32). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_rand(
+    const int64_t *size, int64_t size_len_, int32_t *dtype, int32_t *layout,
+    int32_t *device, int32_t device_index_, int32_t *pin_memory,
+    AtenTensorHandle *ret0);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_rand_generator(
+    const int64_t *size, int64_t size_len_, AtenGeneratorHandle *generator,
+    int32_t *dtype, int32_t *layout, int32_t *device, int32_t device_index_,
+    int32_t *pin_memory, AtenTensorHandle *ret0);
+/* *ret0 = standard normal numbers (default float32). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randn(
+    const int64_t *size, int64_t size_len_, int32_t *dtype, int32_t *layout,
+    int32_t *device, int32_t device_index_, int32_t *pin_memory,
+    AtenTensorHandle *ret0);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randn_generator(
+    const int64_t *size, int64_t size_len_, AtenGeneratorHandle *generator,
+    int32_t *dtype, int32_t *layout, int32_t *device, int32_t device_index_,
+    int32_t *pin_memory, AtenTensorHandle *ret0);
+/* *ret0 = integers uniform in [0, high) / [low, high) (default int64). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randint(
+    int64_t high, const int64_t *size, int64_t size_len_, int32_t *dtype,
+    int32_t *layout, int32_t *device, int32_t device_index_,
+    int32_t *pin_memory, AtenTensorHandle *ret0);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randint_generator(
+    int64_t high, const int64_t *size, int64_t size_len_,
+    AtenGeneratorHandle *generator, int32_t *dtype, int32_t *layout,
+    int32_t *device, int32_t device_index_, int32_t *pin_memory,
+    AtenTensorHandle *ret0);
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randint_low(
+    int64_t low, int64_t high, const int64_t *size, int64_t size_len_,
+    int32_t *dtype, int32_t *layout, int32_t *device, int32_t device_index_,
+    int32_t *pin_memory, AtenTensorHandle *ret0);
+/* out (any strides, sizes equal to size) = integers in [low, high).
+ * AOTInductor calls it for the seeds of its Philox kernels. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randint_low_out(
+    AtenTensorHandle out, int64_t low, int64_t high, const int64_t *size,
+    int64_t size_len_);
+/* *ret0 = a random permutation of 0..n-1 (default int64). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_randperm(
+    int64_t n, int32_t *dtype, int32_t *layout, int32_t *device,
+    int32_t device_index_, int32_t *pin_memory, AtenTensorHandle *ret0);
+/* *ret0 = a new tensor like self (empty_like strides) of uniform numbers
+ * in [from, to). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_uniform(
+    AtenTensorHandle self, double from, double to,
+    AtenGeneratorHandle *generator, AtenTensorHandle *ret0);
+/* *ret0 = a new tensor like self of normal numbers (mean, std >= 0). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_normal_functional(
+    AtenTensorHandle self, double mean, double std,
+    AtenGeneratorHandle *generator, AtenTensorHandle *ret0);
+/* self (in place, any strides) = 1 with probability p, else 0. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_bernoulli__float(
+    AtenTensorHandle self, double p, AtenGeneratorHandle *generator);
+/* The same with a float p tensor broadcast to self; a p outside [0, 1]
+ * writes 0 and is reported through the device error slot. */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_bernoulli__Tensor(
+    AtenTensorHandle self, AtenTensorHandle p,
+    AtenGeneratorHandle *generator);
+
 #ifdef __cplusplus
 }
 #endif

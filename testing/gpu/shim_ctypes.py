@@ -70,6 +70,28 @@ SIGNATURES = {
     "aoti_torch_cuda_sort": [H, I64, I32, PH, PH],
     "aoti_torch_cuda_sort_stable": [H, PI32, I64, I32, PH, PH],
     "aoti_torch_cuda_topk": [H, I64, I64, I32, I32, PH, PH],
+    # random ops (size, size_len, [generator], dtype, layout, device,
+    # device_index, pin_memory, ret0); generator is AtenGeneratorHandle*
+    "aoti_torch_cuda_rand": [PI64, I64, PI32, PI32, PI32, I32, PI32, PH],
+    "aoti_torch_cuda_rand_generator": [PI64, I64, PH, PI32, PI32, PI32, I32,
+                                       PI32, PH],
+    "aoti_torch_cuda_randn": [PI64, I64, PI32, PI32, PI32, I32, PI32, PH],
+    "aoti_torch_cuda_randn_generator": [PI64, I64, PH, PI32, PI32, PI32, I32,
+                                        PI32, PH],
+    "aoti_torch_cuda_randint": [I64, PI64, I64, PI32, PI32, PI32, I32, PI32,
+                                PH],
+    "aoti_torch_cuda_randint_generator": [I64, PI64, I64, PH, PI32, PI32,
+                                          PI32, I32, PI32, PH],
+    "aoti_torch_cuda_randint_low": [I64, I64, PI64, I64, PI32, PI32, PI32,
+                                    I32, PI32, PH],
+    "aoti_torch_cuda_randint_low_out": [H, I64, I64, PI64, I64],
+    "aoti_torch_cuda_randperm": [I64, PI32, PI32, PI32, I32, PI32, PH],
+    "aoti_torch_cuda_uniform": [H, F64, F64, PH, PH],
+    "aoti_torch_cuda_normal_functional": [H, F64, F64, PH, PH],
+    "aoti_torch_cuda_bernoulli__float": [H, F64, PH],
+    "aoti_torch_cuda_bernoulli__Tensor": [H, H, PH],
+    "aotrun_shim_random_set_seed": [ctypes.c_uint64],
+    "aotrun_shim_random_fail_next_seed": [I32],
 }
 
 # ScalarType codes (DESIGN.md §2.3).
