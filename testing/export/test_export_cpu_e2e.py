@@ -165,3 +165,22 @@ def test_two_threads_exporting_at_once(tmp_path):
     t.start()
     t.join()
     assert not errors and "again" in done, errors
+
+
+def test_attention_math_holds_through_the_compile(tmp_path):
+    """attention_math=True: Inductor lowers SDPA to the math decomposition
+    (no fused-attention shim import); the backend flags must still hold
+    when AOTInductor lowers, not only while torch.export traces."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    from aotrun_export import export_program
+
+    class Attn(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    q = torch.randn(1, 2, 8, 16)
+    m = export_program({"forward": (Attn(), (q, q.clone(), q.clone()))},
+                       str(tmp_path / "prog"), attention_math=True,
+                       log=lambda s: None)
+    imports = m["methods"]["forward"]["aoti_torch_imports"]
+    assert not [n for n in imports if "scaled_dot_product" in n], imports

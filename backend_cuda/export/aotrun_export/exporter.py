@@ -165,6 +165,8 @@ def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                     attention_math, inductor_configs, strict, work_dir, log,
                     skip_passes):
     import torch
+    # The SDPA backend flags must hold through the compile too: Inductor
+    # picks the attention kernel (or the math decomposition) when lowering.
     with _attention_context(attention_math):
         ep = export_method(fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                            strict=strict)
@@ -172,17 +174,17 @@ def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
             ep, notes = run_passes(ep, skip=skip_passes)
         except PassError as e:
             raise ExportError(f"method '{name}': {e}") from e
-    fold_opts, fold_note = constant_folding_decision(ep)
-    opts, option_notes = inductor_options(
-        triton_gemm=triton_gemm, has_conv=has_convolution(ep),
-        extra={**fold_opts, **(inductor_configs or {})})
-    notes = notes + option_notes + ([fold_note] if fold_note else [])
-    for n in notes:
-        log(f"aotrun-export: method '{name}': {n}")
-    path = os.path.join(work_dir, f"{name}.pt2")
-    with as_needed_linking():
-        path = torch._inductor.aoti_compile_and_package(
-            ep, package_path=path, inductor_configs=opts)
+        fold_opts, fold_note = constant_folding_decision(ep)
+        opts, option_notes = inductor_options(
+            triton_gemm=triton_gemm, has_conv=has_convolution(ep),
+            extra={**fold_opts, **(inductor_configs or {})})
+        notes = notes + option_notes + ([fold_note] if fold_note else [])
+        for n in notes:
+            log(f"aotrun-export: method '{name}': {n}")
+        path = os.path.join(work_dir, f"{name}.pt2")
+        with as_needed_linking():
+            path = torch._inductor.aoti_compile_and_package(
+                ep, package_path=path, inductor_configs=opts)
     return ep, read_package(path), notes
 
 
