@@ -695,7 +695,12 @@ def _child(mode, *args, env_extra=None, start_only=False):
 
 
 def _finish(p):
-    out, err = p.communicate(timeout=300)
+    try:
+        out, err = p.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        p.kill()  # leave no child behind
+        p.communicate()
+        raise
     assert p.returncode == 0, f"child failed ({p.returncode}): {err[-3000:]}"
     return json.loads(out.strip().splitlines()[-1]), err
 
