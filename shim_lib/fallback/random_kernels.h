@@ -18,6 +18,18 @@
  * runs as one thread block whose thread 0 reserves (one launch); a larger
  * job first runs a 1-thread reservation kernel that writes the base into an
  * 8-byte per-call scratch word (`ticket`), then the grid reads it.
+ *
+ * The grid runs one thread per Philox block (grid-stride past 2^20 thread
+ * blocks). Element k is the k-th element of out in storage order (dense
+ * out) or in row-major order (strided out, BERNOULLI_P). Block g's values
+ * go to chunks of W consecutive elements of at most 16 bytes: chunk c
+ * starts at element c * blocks * W + g * W. That is elements
+ * per_block * g + i, except for four 8-byte values (randint / bernoulli
+ * into int64, uint64, float64: two chunks of two, the first two values of
+ * every block in [0, 2 * blocks), the last two in [2 * blocks,
+ * 4 * blocks)). Dense outputs are written with one vector store per chunk
+ * (consecutive threads, consecutive chunks), by kernels specialised per
+ * store dtype; strided outputs walk their strides.
  */
 #ifndef AOTRUN_FALLBACK_RANDOM_KERNELS_H
 #define AOTRUN_FALLBACK_RANDOM_KERNELS_H

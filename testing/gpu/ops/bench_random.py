@@ -60,16 +60,16 @@ def cases(shim, torch):
            "aotrun": _op_factory(shim, "aoti_torch_cuda_rand", [n]),
            "aten": lambda: torch.rand(n, device="cuda"),
            "bytes": n * 4,
-           "note": "Philox4x32-10, 4 floats per block; reservation kernel + "
-                   "grid"}
+           "note": "Philox4x32-10, 4 floats per block, one 16-byte store per "
+                   "thread; reservation kernel + grid"}
     yield {"op": "randn", "case": "2^24 f32",
            "aotrun": _op_factory(shim, "aoti_torch_cuda_randn", [n]),
            "aten": lambda: torch.randn(n, device="cuda"),
-           "bytes": n * 4, "note": "Box-Muller, 4 normals per block"}
+           "bytes": n * 4, "note": "Box-Muller, 4 normals per block, one 16-byte store"}
     yield {"op": "randn", "case": "2^24 bf16",
            "aotrun": _op_factory(shim, "aoti_torch_cuda_randn", [n], 15),
            "aten": lambda: torch.randn(n, device="cuda", dtype=torch.bfloat16),
-           "bytes": n * 2}
+           "bytes": n * 2, "note": "one 8-byte store per thread"}
     seeds = torch.empty(1024, dtype=torch.int64, device="cuda")
     yield {"op": "randint_low_out", "case": "1024 int64 seeds (full range)",
            "aotrun": _op_randint_out(shim, seeds),
@@ -83,7 +83,8 @@ def cases(shim, torch):
            "aten": lambda: torch.randint(0, 1000, (1 << 24,), device="cuda",
                                          out=big),
            "bytes": (1 << 24) * 8,
-           "note": "32-bit multiply-high path, 4 values per block"}
+           "note": "32-bit multiply-high, 4 values per block in two "
+                   "16-byte stores (halves of out)"}
     yield {"op": "randperm", "case": "n = 1e6 int64",
            "aotrun": _op_randperm(shim, 1000000),
            "aten": lambda: torch.randperm(1000000, device="cuda"),

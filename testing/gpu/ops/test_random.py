@@ -13,6 +13,14 @@ different numbers, AOTRUN_SEED reproduces, the seeding-failure seam fails
 one call with the logged message and the next call succeeds. A CUDA graph
 that captured random ops draws new numbers on every replay.
 
+Independence: torch's reference draws come from a local, seeded
+torch.Generator (the `gen` fixture), never from torch's default CUDA
+generator, so a default generator left "capturing" by a failed
+torch.cuda.graph elsewhere in the session cannot fail these tests. The graph
+test captures through the driver API (DriverGraph), not torch.cuda.graph, so
+it never touches torch's generators, and it always ends its capture, also
+when the captured code raises.
+
     AOTRUN_SHIM_LIB=.gpu/lib/libaotrun_shim.so python3 -m pytest testing/gpu/ops/test_random.py
 """
 
@@ -22,6 +30,7 @@ import math
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import pytest
 
@@ -35,6 +44,14 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 # Kolmogorov-Smirnov bounds (false failure probability ~1e-7 and below).
 KS1 = 3.0 / math.sqrt(N)
 KS2 = 3.5 * math.sqrt(2.0 / N)
+
+
+@pytest.fixture
+def gen(torch):
+    """A fresh, seeded CUDA generator for torch's reference draws."""
+    g = torch.Generator(device="cuda")
+    g.manual_seed(20240611)
+    return g
 
 
 # ------------------------------------------------------------- calling
@@ -158,7 +175,7 @@ def check_close(what, got, want, sigma, k=6.0):
 # ------------------------------------------------------------ rand / randn
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_rand_distribution(torch, shim, dtype):
+def test_rand_distribution(torch, shim, gen, dtype):
     dt = getattr(torch, dtype)
     x = rand(torch, shim, [1024, 1024], dtype)
     assert x.dtype == dt and x.shape == (1024, 1024) and x.is_contiguous()
@@ -166,7 +183,7 @@ def test_rand_distribution(torch, shim, dtype):
     assert d.min().item() >= 0.0 and d.max().item() < 1.0, (
         f"{dtype}: values outside [0, 1): min {d.min().item()} max "
         f"{d.max().item()}")
-    ref = torch.rand(N, device="cuda", dtype=dt).double()
+    ref = torch.rand(N, device="cuda", dtype=dt, generator=gen).double()
     sd = math.sqrt(1 / 12 / N)
     check_close(f"{dtype} mean vs torch's", d.mean().item(),
                 ref.mean().item(), math.sqrt(2) * sd)
@@ -181,7 +198,7 @@ def test_rand_distribution(torch, shim, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_randn_distribution(torch, shim, dtype):
+def test_randn_distribution(torch, shim, gen, dtype):
     dt = getattr(torch, dtype)
     x = randn(torch, shim, [N], dtype)
     assert x.dtype == dt and x.shape == (N,)
@@ -189,7 +206,7 @@ def test_randn_distribution(torch, shim, dtype):
     assert bool(d.isfinite().all())
     check_close(f"{dtype} mean", d.mean().item(), 0.0, 1 / math.sqrt(N))
     check_close(f"{dtype} variance", d.var().item(), 1.0, math.sqrt(2 / N))
-    ref = torch.randn(N, device="cuda", dtype=dt).double()
+    ref = torch.randn(N, device="cuda", dtype=dt, generator=gen).double()
     assert ks_two(torch, d, ref) < KS2, f"{dtype}: two-sample KS vs torch.randn"
     if dtype in ("float32", "float64"):
         assert ks_one(torch, d, torch.special.ndtr) < KS1, (
@@ -219,7 +236,7 @@ def test_default_dtypes_and_shapes(torch, shim):
 # ------------------------------------------------------------ uniform / normal
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_uniform(torch, shim, dtype):
+def test_uniform(torch, shim, gen, dtype):
     dt = getattr(torch, dtype)
     # a dense transposed self: the result keeps its strides (empty_like)
     self_ = torch.empty(2048, 512, device="cuda", dtype=dt).t()
@@ -228,7 +245,8 @@ def test_uniform(torch, shim, dtype):
     assert y.stride() == torch.empty_like(self_).stride()
     d = y.double()
     assert d.min().item() >= -2.0 and d.max().item() < 3.0
-    ref = torch.empty(N, device="cuda", dtype=dt).uniform_(-2.0, 3.0).double()
+    ref = torch.empty(N, device="cuda", dtype=dt).uniform_(
+        -2.0, 3.0, generator=gen).double()
     check_close(f"{dtype} mean vs torch's", d.mean().item(), ref.mean().item(),
                 math.sqrt(2 * 25 / 12 / N))
     assert ks_two(torch, d, ref) < KS2
@@ -241,20 +259,21 @@ def test_uniform(torch, shim, dtype):
 @pytest.mark.parametrize("dtype,nxt", [("bfloat16", 1.0078125),
                                        ("float16", 1.0009765625),
                                        ("float32", 1.0000001192092896)])
-def test_uniform_never_returns_to(torch, shim, dtype, nxt):
+def test_uniform_never_returns_to(torch, shim, gen, dtype, nxt):
     """[1, next representable): u * range + 1 rounds to `to` about half the
     time; ATen's rule turns those into `from`, so every value is 1."""
     dt = getattr(torch, dtype)
     x = torch.empty(N, device="cuda", dtype=dt)
     y = like_op(shim, "aoti_torch_cuda_uniform", x, 1.0, nxt)
     assert bool((y == 1).all()), f"{dtype}: values other than from: {y.unique()}"
-    assert bool((x.uniform_(1.0, nxt) == 1).all())  # torch does the same
+    # torch does the same
+    assert bool((x.uniform_(1.0, nxt, generator=gen) == 1).all())
     z = like_op(shim, "aoti_torch_cuda_uniform", x, 0.0, 1.0)
     assert z.double().max().item() < 1.0
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_normal_functional(torch, shim, dtype):
+def test_normal_functional(torch, shim, gen, dtype):
     dt = getattr(torch, dtype)
     self_ = torch.empty(1024, 1024, device="cuda", dtype=dt)
     y = like_op(shim, "aoti_torch_cuda_normal_functional", self_, 3.0, 2.0)
@@ -262,7 +281,8 @@ def test_normal_functional(torch, shim, dtype):
     d = y.double()
     check_close(f"{dtype} mean", d.mean().item(), 3.0, 2 / math.sqrt(N))
     check_close(f"{dtype} std", d.std().item(), 2.0, 2 * math.sqrt(0.5 / N))
-    ref = torch.empty(N, device="cuda", dtype=dt).normal_(3.0, 2.0).double()
+    ref = torch.empty(N, device="cuda", dtype=dt).normal_(
+        3.0, 2.0, generator=gen).double()
     assert ks_two(torch, d, ref) < KS2
     c = like_op(shim, "aoti_torch_cuda_normal_functional", self_, -1.5, 0.0)
     assert bool((c == -1.5).all())
@@ -423,7 +443,9 @@ def test_bernoulli_tensor_broadcast(torch, shim, pdtype, sdtype):
     bernoulli_(shim, x, p)
     freq = x.double().mean(0)
     pd = p.double()
-    tol = 6 * torch.sqrt(pd * (1 - pd) / rows) + 1e-12
+    # 7 sigma per column: 256 columns, the rarest with ~16 expected hits
+    # (binomial tails; ~1e-8 false failures per test)
+    tol = 7 * torch.sqrt(pd * (1 - pd) / rows) + 1e-12
     bad = (freq - pd).abs() > tol
     assert not bool(bad.any()), (
         f"column frequencies off: {freq[bad][:5].tolist()} vs p "
@@ -431,9 +453,9 @@ def test_bernoulli_tensor_broadcast(torch, shim, pdtype, sdtype):
     assert not bool(x[:, 0].bool().any()) and bool(x[:, -1].bool().all())
 
 
-def test_bernoulli_tensor_layouts(torch, shim):
+def test_bernoulli_tensor_layouts(torch, shim, gen):
     # p with self's shape but transposed storage; self strided
-    p = torch.rand(300, 200, device="cuda").t()  # (200, 300)
+    p = torch.rand(300, 200, device="cuda", generator=gen).t()  # (200, 300)
     base = torch.full((200, 600), 5.0, device="cuda")
     self_ = base[:, ::2]
     bernoulli_(shim, self_, p)
@@ -508,19 +530,99 @@ def test_argument_errors(torch, shim):
 
 # ------------------------------------------------------------ CUDA graphs
 
+class DriverGraph:
+    """A CUDA graph captured from a stream and replayed through the driver
+    API (libcuda.so.1). torch.cuda.graph registers torch's default CUDA
+    generator with every capture, and a capture that fails to end leaves
+    that generator "capturing" for the rest of the process (every later
+    torch.rand raises "Offset increment outside graph capture"); aotrun's
+    random ops use no torch generator, so this capture leaves torch alone.
+
+        g = DriverGraph(torch)
+        with g.capture(stream):   # always ends the capture
+            ...                   # no torch RNG, no synchronisation
+        g.replay(stream)
+        g.close()
+    """
+
+    CAPTURE_THREAD_LOCAL = 1  # CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+    AUTO_FREE_ON_LAUNCH = 1   # CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+
+    def __init__(self, torch):
+        torch.cuda.synchronize()  # the runtime's context is current here
+        vp = ctypes.c_void_p
+        cu = ctypes.CDLL("libcuda.so.1")
+        for name, args in (
+                ("cuStreamBeginCapture_v2", [vp, ctypes.c_int]),
+                ("cuStreamEndCapture", [vp, ctypes.POINTER(vp)]),
+                ("cuGraphInstantiateWithFlags", [ctypes.POINTER(vp), vp,
+                                                 ctypes.c_ulonglong]),
+                ("cuGraphLaunch", [vp, vp]),
+                ("cuGraphExecDestroy", [vp]),
+                ("cuGraphDestroy", [vp]),
+                ("cuGetErrorName", [ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_char_p)])):
+            f = getattr(cu, name)
+            f.argtypes, f.restype = args, ctypes.c_int
+        self.cu = cu
+        self.graph, self.exec = vp(), vp()
+
+    def _check(self, what, rc):
+        if rc != 0:
+            name = ctypes.c_char_p()
+            self.cu.cuGetErrorName(rc, ctypes.byref(name))
+            raise RuntimeError(f"{what} failed: CUresult {rc} "
+                               f"({(name.value or b'?').decode()})")
+
+    @contextmanager
+    def capture(self, stream):
+        h = ctypes.c_void_p(stream.cuda_stream)
+        self._check("cuStreamBeginCapture",
+                    self.cu.cuStreamBeginCapture_v2(h, self.CAPTURE_THREAD_LOCAL))
+        ended = False
+        try:
+            yield
+            ended = True
+            self._check("cuStreamEndCapture (the capture was invalidated)",
+                        self.cu.cuStreamEndCapture(h, ctypes.byref(self.graph)))
+        finally:
+            if not ended:  # the captured code raised: end it, keep its error
+                g = ctypes.c_void_p()
+                self.cu.cuStreamEndCapture(h, ctypes.byref(g))
+                if g.value:
+                    self.cu.cuGraphDestroy(g)
+        self._check("cuGraphInstantiateWithFlags",
+                    self.cu.cuGraphInstantiateWithFlags(
+                        ctypes.byref(self.exec), self.graph,
+                        self.AUTO_FREE_ON_LAUNCH))
+
+    def replay(self, stream):
+        self._check("cuGraphLaunch", self.cu.cuGraphLaunch(
+            self.exec, ctypes.c_void_p(stream.cuda_stream)))
+
+    def close(self):
+        if self.exec.value:
+            self.cu.cuGraphExecDestroy(self.exec)
+            self.exec = ctypes.c_void_p()
+        if self.graph.value:
+            self.cu.cuGraphDestroy(self.graph)
+            self.graph = ctypes.c_void_p()
+
+
 def test_cuda_graph_replays_draw_new_numbers(torch, shim):
     """randint_low_out (the seeds of Inductor's Philox kernels; one fused
     thread block), rand of 2^20 (the reservation kernel and a ticket),
     randn, bernoulli_ and randperm captured in one graph: each replay
     reserves new Philox blocks on the device, so draws differ between
-    replays and from the warm-up run."""
+    replays and from the warm-up run. Captured on a fresh stream after a
+    warm-up run on it (which seeds the generator); nothing torch-random."""
     seeds = torch.empty(1024, dtype=torch.int64, device="cuda")
     big = torch.empty(N, device="cuda")
     small = torch.empty(64, device="cuda")
     bern = torch.empty(4096, device="cuda")
     perm = torch.empty(1000, dtype=torch.int64, device="cuda")
-    h_seeds, h_bern = shim.handle(seeds), shim.handle(bern)
-    h_big, h_small, h_perm = shim.handle(big), shim.handle(small), shim.handle(perm)
+    outs = (seeds, big, small, bern, perm)
+    handles = []
 
     def run():
         size, n = _size([1024])
@@ -529,31 +631,40 @@ def test_cuda_graph_replays_draw_new_numbers(torch, shim):
         for name, h, shape in (("aoti_torch_cuda_rand", h_big, [N]),
                                ("aoti_torch_cuda_randn", h_small, [64])):
             r = factory(torch, shim, name, shape, take=False)
-            shim.call("aoti_torch_copy_", h, r.contents, 0)
-            shim.delete(r.contents)
+            try:
+                shim.call("aoti_torch_copy_", h, r.contents, 0)
+            finally:
+                shim.delete(r.contents)
         shim.call("aoti_torch_cuda_bernoulli__float", h_bern, 0.5, None)
         r = randperm(torch, shim, 1000, take=False)
-        shim.call("aoti_torch_copy_", h_perm, r.contents, 0)
-        shim.delete(r.contents)
+        try:
+            shim.call("aoti_torch_copy_", h_perm, r.contents, 0)
+        finally:
+            shim.delete(r.contents)
 
-    outs = (seeds, big, small, bern, perm)
+    torch.cuda.synchronize()
     s = torch.cuda.Stream()
+    g = DriverGraph(torch)
     try:
+        for t in outs:
+            handles.append(shim.handle(t))
+        h_seeds, h_big, h_small, h_bern, h_perm = handles
         with shim.stream(s):
-            run()  # warm-up outside the capture (seeds the generator)
+            run()  # warm-up on the capture stream (seeds the generator)
             torch.cuda.synchronize()
             warm = [t.clone() for t in outs]
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=s):
+            torch.cuda.synchronize()
+            with g.capture(s):
                 run()
             got = []
             for _ in range(2):
-                g.replay()
+                g.replay(s)
                 torch.cuda.synchronize()
                 got.append([t.clone() for t in outs])
-        torch.cuda.synchronize()
+            torch.cuda.synchronize()
     finally:
-        for h in (h_seeds, h_bern, h_big, h_small, h_perm):
+        g.close()
+        for h in handles:
             shim.delete(h)
     names = ("seeds", "rand", "randn", "bernoulli", "randperm")
     for i, name in enumerate(names):
@@ -584,7 +695,12 @@ def _child(mode, *args, env_extra=None, start_only=False):
 
 
 def _finish(p):
-    out, err = p.communicate(timeout=300)
+    try:
+        out, err = p.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        p.kill()  # leave no child behind
+        p.communicate()
+        raise
     assert p.returncode == 0, f"child failed ({p.returncode}): {err[-3000:]}"
     return json.loads(out.strip().splitlines()[-1]), err
 
@@ -641,3 +757,46 @@ def test_set_seed_in_process(torch, shim):
     assert set_seed(78) == 0
     c = rand(torch, shim, [1000])
     assert not torch.equal(a, c)
+
+
+@pytest.mark.parametrize("dtype,low,high", [
+    ("int64", -50, 50), ("int64", INT64_MIN, INT64_MAX), ("uint8", 0, 200),
+    ("int32", -7, 1 << 20), ("float64", 0, 1000), ("float32", -3, 3),
+    ("int16", 0, 100), ("bool", 0, 2), ("bfloat16", 0, 256)])
+def test_every_layout_draws_the_same_values(torch, shim, dtype, low, high):
+    """After the seed tests (fixes the seed): a dense out (vector stores), a
+    misaligned dense out (element stores) and a strided out (stride walk)
+    get the same values for the same seed and size, whole chunks and tails,
+    one fused block and the reservation kernel (n > 8192), 4-byte and
+    8-byte values (these are spread over two halves of the output)."""
+    set_seed = shim.fn("aotrun_shim_random_set_seed")
+    dt = getattr(torch, dtype)
+    for n in (1, 2, 3, 5, 130, 8191, 8195, 100003):
+        assert set_seed(4242) == 0
+        dense = torch.zeros(n, dtype=dt, device="cuda")
+        randint_low_out(shim, dense, low, high)
+        assert set_seed(4242) == 0
+        mis = torch.zeros(n + 1, dtype=dt, device="cuda")[1:]
+        randint_low_out(shim, mis, low, high)
+        assert set_seed(4242) == 0
+        base = torch.zeros(n, 3, dtype=dt, device="cuda")
+        randint_low_out(shim, base[:, 1], low, high)
+        for got, what in ((mis, "misaligned"), (base[:, 1], "strided")):
+            assert torch.equal(got, dense), f"{dtype} n={n}: {what} differs"
+        assert not bool(base[:, 0].bool().any() | base[:, 2].bool().any())
+        # compared in the dtype (int64 values near 2^63 round up in double)
+        assert dense.min().item() >= low and dense.max().item() <= high - 1
+        if n >= 8191 and high - low >= 100:
+            assert dense.unique().numel() >= 90, f"{dtype} n={n}: few values"
+        # bernoulli_ (scalar p) into the same layouts
+        assert set_seed(99) == 0
+        bernoulli_(shim, dense, 0.5)
+        assert set_seed(99) == 0
+        bernoulli_(shim, mis, 0.5)
+        assert set_seed(99) == 0
+        bernoulli_(shim, base[:, 1], 0.5)
+        for got, what in ((mis, "misaligned"), (base[:, 1], "strided")):
+            assert torch.equal(got, dense), f"bernoulli {dtype} n={n}: {what}"
+        if n >= 8191:
+            check_close(f"bernoulli {dtype} n={n}", dense.double().mean().item(),
+                        0.5, 0.5 / math.sqrt(n))
