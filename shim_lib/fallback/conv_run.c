@@ -335,6 +335,12 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
   }
   int from_heuristic = capturing;
   if (best == NULL) best = pick(c, heur, nh, (size_t)-1);
+  if (best == NULL)
+    return aotrun_shim_fail(
+        "%s: cuDNN offers no algorithm for this convolution (%d candidates, "
+        "none usable%s%s%s) (%s)",
+        c->op, nh, c->dtype == AOTRUN_FB_FLOAT32 ? " without TF32" : "",
+        search_error[0] ? "; the search: " : "", search_error, what);
   aotrun_fb_conv_algo a = {best->algo, (int)run_math(c, best->math), 0,
                            from_heuristic};
   st = api->cudnnSetConvolutionMathType(d->conv, (cudnnMathType_t)a.math_type);
