@@ -144,6 +144,7 @@ typedef struct candidate {
   cudnnStatus_t status;
   size_t memory;
   cudnnMathType_t math;
+  float time_ms; /* benchmarked; -1 from the heuristic */
 } candidate;
 
 typedef struct descs {
@@ -185,7 +186,8 @@ static cudnnStatus_t query(const aotrun_fb_conv *c,
           d->h, d->x, d->w, d->conv, d->y, MAX_CANDIDATES, &got, perf);
     for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got; i++)
       cands[i] = (candidate){(int)perf[i].algo, perf[i].status,
-                             perf[i].memory, perf[i].mathType};
+                             perf[i].memory, perf[i].mathType,
+                             find ? perf[i].time : -1.0f};
   } else {
     cudnnConvolutionBwdDataAlgoPerf_t perf[MAX_CANDIDATES];
     /* dy = our input (x), dx = our output (y). */
@@ -198,7 +200,8 @@ static cudnnStatus_t query(const aotrun_fb_conv *c,
           d->h, d->w, d->x, d->conv, d->y, MAX_CANDIDATES, &got, perf);
     for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got; i++)
       cands[i] = (candidate){(int)perf[i].algo, perf[i].status,
-                             perf[i].memory, perf[i].mathType};
+                             perf[i].memory, perf[i].mathType,
+                             find ? perf[i].time : -1.0f};
   }
   if (st == CUDNN_STATUS_SUCCESS) *n = got;
   return st;
@@ -223,6 +226,45 @@ static cudnnStatus_t workspace_size(const aotrun_fb_conv *c,
   return api->cudnnGetConvolutionBackwardDataWorkspaceSize(
       d->h, d->w, d->x, d->conv, d->y, (cudnnConvolutionBwdDataAlgo_t)algo,
       bytes);
+}
+
+/* AOTRUN_CONV_LOG=1: one stderr line per algorithm choice. */
+static int conv_log_enabled(void) {
+  static int state = -1; /* benign race: every thread computes the same */
+  if (state < 0) {
+    const char *v = getenv("AOTRUN_CONV_LOG");
+    state = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  }
+  return state;
+}
+
+/* The workspace cudnnFind* gets: the largest workspace any algorithm of
+ * this problem needs (every algorithm's size queried, as ATen's
+ * getMaxWorkspaceSize, and the heuristic's own figures), at most
+ * SEARCH_WORKSPACE_LIMIT and half the free device memory. */
+static size_t search_limit(const aotrun_fb_conv *c,
+                           const aotrun_fb_cudnn_api *api, const descs *d,
+                           const candidate *heur, int nh) {
+  size_t cap = SEARCH_WORKSPACE_LIMIT;
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && free_b / 2 < cap)
+    cap = free_b / 2;
+  else
+    (void)cudaGetLastError();
+  size_t limit = 0;
+  for (int i = 0; i < nh; i++)
+    if (heur[i].status == CUDNN_STATUS_SUCCESS && math_ok(c, heur[i].math) &&
+        heur[i].memory > limit && heur[i].memory <= cap)
+      limit = heur[i].memory;
+  int count = c->transposed ? (int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+                            : (int)CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  for (int algo = 0; algo < count; algo++) {
+    size_t bytes = 0;
+    if (workspace_size(c, api, d, algo, &bytes) == CUDNN_STATUS_SUCCESS &&
+        bytes > limit && bytes <= cap)
+      limit = bytes;
+  }
+  return limit;
 }
 
 /* The cached algorithm of this key, or a new choice (benchmarked outside a
@@ -258,32 +300,47 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
     return aotrun_shim_fail("%s: cuDNN's algorithm heuristic failed: %s (%s)",
                             c->op, api->cudnnGetErrorString(st), what);
   const candidate *best = NULL;
-  int from_heuristic = 1;
+  const char *source = "heuristic (inside a capture)";
+  char search_error[160] = "";
   if (!capturing) {
-    /* Benchmark with as much scratch as the heuristic's candidates want. */
-    size_t limit = 0;
-    for (int i = 0; i < nh; i++)
-      if (heur[i].status == CUDNN_STATUS_SUCCESS && math_ok(c, heur[i].math) &&
-          heur[i].memory > limit && heur[i].memory <= SEARCH_WORKSPACE_LIMIT)
-        limit = heur[i].memory;
+    /* Benchmark with as much scratch as the hungriest algorithm wants (as
+     * ATen's getMaxWorkspaceSize: every algorithm's workspace size, the
+     * largest that fits SEARCH_WORKSPACE_LIMIT and half the free memory),
+     * so the fast algorithms that need a workspace are not skipped. */
+    size_t limit = search_limit(c, api, d, heur, nh);
     aotrun_fb_temps search;
     aotrun_fb_temps_init(&search, c->op, c->device);
     void *ws = NULL;
     if (aotrun_fb_temp_bytes(&search, limit, &ws) == AOTI_TORCH_SUCCESS) {
       st = query(c, api, d, 1, x, w, y, ws, limit, found, &nf);
-      if (st == CUDNN_STATUS_SUCCESS) best = pick(c, found, nf, limit);
-      if (best) from_heuristic = 0;
+      if (st == CUDNN_STATUS_SUCCESS) {
+        best = pick(c, found, nf, limit);
+        if (best == NULL)
+          snprintf(search_error, sizeof search_error,
+                   "no usable benchmarked algorithm among %d", nf);
+      } else {
+        snprintf(search_error, sizeof search_error, "%s",
+                 api->cudnnGetErrorString(st));
+      }
+    } else {
+      snprintf(search_error, sizeof search_error,
+               "cannot allocate %zu bytes of search workspace", limit);
     }
     aotrun_shim_clear_error(); /* a failed search falls back quietly */
     aotrun_fb_temps_release(&search);
+    /* Outside a capture the choice is final even when the search failed
+     * (heuristic below): searching again on every call would cost far more
+     * than the search can win. */
+    source = best ? "benchmarked" : "heuristic (search failed)";
   }
+  int from_heuristic = capturing;
   if (best == NULL) best = pick(c, heur, nh, (size_t)-1);
   if (best == NULL)
     return aotrun_shim_fail(
         "%s: cuDNN offers no algorithm for this convolution (%d candidates, "
-        "none usable%s) (%s)",
-        c->op, nh,
-        c->dtype == AOTRUN_FB_FLOAT32 ? " without TF32" : "", what);
+        "none usable%s%s%s) (%s)",
+        c->op, nh, c->dtype == AOTRUN_FB_FLOAT32 ? " without TF32" : "",
+        search_error[0] ? "; the search: " : "", search_error, what);
   aotrun_fb_conv_algo a = {best->algo, (int)run_math(c, best->math), 0,
                            from_heuristic};
   st = api->cudnnSetConvolutionMathType(d->conv, (cudnnMathType_t)a.math_type);
@@ -294,6 +351,13 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
                             "failed: %s (%s)",
                             c->op, a.algo, api->cudnnGetErrorString(st), what);
   aotrun_fb_conv_cache_store(&key, &a);
+  if (conv_log_enabled())
+    fprintf(stderr,
+            "aotrun conv: %s: algorithm %d, math %d, workspace %zu bytes, "
+            "%s%s%s%s, %.3f ms in the search (%s)\n",
+            c->op, a.algo, a.math_type, a.workspace, source,
+            search_error[0] ? " (" : "", search_error,
+            search_error[0] ? ")" : "", best->time_ms, what);
   *out = a;
   return AOTI_TORCH_SUCCESS;
 }

@@ -13,6 +13,17 @@
 /* Streams that get their own workspace; later ones run without one. */
 #define AOTRUN_FB_MAX_WORKSPACES 64
 
+/* 1 when `stream` is capturing a CUDA graph (or the query fails: then
+ * nothing is allocated either, the safe side). */
+static int stream_capturing(cudaStream_t stream) {
+  enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &st) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  return st != cudaStreamCaptureStatusNone;
+}
+
 /* ---- handles: one per (thread, device); cuBLAS handles are not safe to
  * share between threads. They live on the heap so the pthread key
  * destructor can release them when the thread exits. ---- */
@@ -56,12 +67,18 @@ static thread_blas *thread_handles(void) {
 }
 
 static AOTITorchError thread_handle(const char *op, int32_t device,
-                                    cublasHandle_t *out) {
+                                    cudaStream_t stream, cublasHandle_t *out) {
   thread_blas *handles = thread_handles();
   if (handles == NULL)
     return aotrun_shim_fail("%s: out of host memory for the cuBLAS handles",
                             op);
   if (handles[device].h == NULL) {
+    if (stream_capturing(stream))
+      return aotrun_shim_fail(
+          "%s: the first cuBLAS call of this thread on cuda:%d is inside a "
+          "CUDA graph capture (creating the handle allocates device memory); "
+          "run the op once on this thread before capturing",
+          op, (int)device);
     cublasStatus_t st = cublasCreate(&handles[device].h);
     if (st != CUBLAS_STATUS_SUCCESS) {
       handles[device].h = NULL;
@@ -76,12 +93,19 @@ static AOTITorchError thread_handle(const char *op, int32_t device,
 }
 
 static AOTITorchError thread_lt_handle(const char *op, int32_t device,
+                                       cudaStream_t stream,
                                        cublasLtHandle_t *out) {
   thread_blas *handles = thread_handles();
   if (handles == NULL)
     return aotrun_shim_fail("%s: out of host memory for the cuBLAS handles",
                             op);
   if (handles[device].lt == NULL) {
+    if (stream_capturing(stream))
+      return aotrun_shim_fail(
+          "%s: the first cuBLASLt call of this thread on cuda:%d is inside a "
+          "CUDA graph capture (creating the handle allocates device memory); "
+          "run the op once on this thread before capturing",
+          op, (int)device);
     cublasStatus_t st = cublasLtCreate(&handles[device].lt);
     if (st != CUBLAS_STATUS_SUCCESS) {
       handles[device].lt = NULL;
@@ -109,8 +133,13 @@ static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static workspace ws_table[AOTRUN_FB_MAX_WORKSPACES];
 static int ws_count;
 
-/* *ptr = the stream's workspace, or NULL (run without one) when the table
- * is full. Fails only when cudaMalloc does. */
+/* *ptr = the stream's workspace, or NULL (run without one). The workspace
+ * of a stream is allocated at its first GEMM outside a capture. A stream
+ * first seen inside a capture gets none (cuBLAS / cuBLASLt with workspace
+ * size 0: other kernels, same results up to rounding, never an allocation
+ * inside the capture) and is not recorded, so its next GEMM outside a
+ * capture allocates it. A full table also means none. Fails only when
+ * cudaMalloc does. */
 static AOTITorchError stream_workspace(const char *op, int32_t device,
                                        cudaStream_t stream, void **ptr) {
   AOTITorchError err = AOTI_TORCH_SUCCESS;
@@ -123,13 +152,14 @@ static AOTITorchError stream_workspace(const char *op, int32_t device,
       return AOTI_TORCH_SUCCESS;
     }
   }
-  if (ws_count < AOTRUN_FB_MAX_WORKSPACES) {
+  if (ws_count < AOTRUN_FB_MAX_WORKSPACES && !stream_capturing(stream)) {
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, AOTRUN_FB_CUBLAS_WORKSPACE);
     if (e == cudaSuccess) {
       ws_table[ws_count++] = (workspace){device, stream, p};
       *ptr = p;
     } else {
+      (void)cudaGetLastError();
       err = aotrun_shim_fail(
           "%s: cannot allocate the %zu-byte cuBLAS workspace on cuda:%d: %s",
           op, AOTRUN_FB_CUBLAS_WORKSPACE, (int)device, cudaGetErrorString(e));
@@ -147,7 +177,7 @@ AOTITorchError aotrun_fb_cublas_acquire(const char *op, int32_t device,
                             (int)device, AOTRUN_FB_MAX_DEVICES - 1);
   cublasHandle_t h = NULL;
   void *ws = NULL;
-  AOTITorchError err = thread_handle(op, device, &h);
+  AOTITorchError err = thread_handle(op, device, stream, &h);
   if (!err) err = stream_workspace(op, device, stream, &ws);
   if (err) return err;
   /* cublasSetStream resets the workspace to cuBLAS's own pool, so ours is
@@ -173,7 +203,7 @@ AOTITorchError aotrun_fb_cublaslt_acquire(const char *op, int32_t device,
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
                             (int)device, AOTRUN_FB_MAX_DEVICES - 1);
   void *ws = NULL;
-  AOTITorchError err = thread_lt_handle(op, device, handle);
+  AOTITorchError err = thread_lt_handle(op, device, stream, handle);
   if (!err) err = stream_workspace(op, device, stream, &ws);
   if (err) return err;
   *workspace = ws;

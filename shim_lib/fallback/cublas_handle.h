@@ -1,10 +1,19 @@
 /*
- * cublas_handle.h: one cuBLAS and one cuBLASLt handle per (thread, device), created lazily and
- * kept for the thread's life, and one preallocated workspace per (device,
- * stream), so GEMMs queued during a CUDA graph capture never make cuBLAS
- * allocate and GEMMs on different streams never share scratch memory.
- * The first GEMM of a thread (handle) and of a stream (workspace) should
- * run outside a capture: creating them calls cudaMalloc.
+ * cublas_handle.h: one cuBLAS and one cuBLASLt handle per (thread, device),
+ * created lazily and kept for the thread's life, and one preallocated
+ * workspace per (device, stream), so GEMMs queued during a CUDA graph
+ * capture never make cuBLAS allocate and GEMMs on different streams never
+ * share scratch memory.
+ *
+ * Nothing is allocated inside a capture (checked with cudaStreamIsCapturing
+ * whenever a handle or a workspace is missing):
+ * - a stream's workspace is allocated at its first GEMM outside a capture;
+ *   a stream first seen inside a capture runs its GEMMs without a workspace
+ *   (cuBLAS / cuBLASLt with size 0: possibly other kernels, results equal
+ *   up to rounding) and gets its workspace at its next GEMM outside one;
+ * - a thread's handles are created at its first GEMM outside a capture; a
+ *   thread whose first GEMM is inside a capture gets an error that says so
+ *   (cublasCreate allocates device memory).
  */
 #ifndef AOTRUN_FALLBACK_CUBLAS_HANDLE_H
 #define AOTRUN_FALLBACK_CUBLAS_HANDLE_H

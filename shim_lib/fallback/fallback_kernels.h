@@ -31,6 +31,13 @@ AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_strided_copy(
     void *dst, const void *src, const aotrun_fb_copy_desc *desc,
     size_t elem_size, cudaStream_t stream);
 
+/* gemm_act.cu: y = act(y) in place on a rows x cols matrix (row stride ld
+ * elements, unit column stride); gelu != 0: ATen's gelu(x, "tanh"), else
+ * relu. Math in float (double for float64). dtype: ScalarType code. */
+AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_gemm_activation(
+    void *y, int32_t dtype, int64_t rows, int64_t cols, int64_t ld, int gelu,
+    cudaStream_t stream);
+
 /* conv_bias.cu: y[n, c, ...] += bias[c] for a dense y of numel elements
  * with `channels` channels and `inner` elements per (n, c) plane, NCHW or
  * channels-last; float16 / bfloat16 / float32 add in float, float64 in

@@ -41,6 +41,12 @@ typedef struct aotrun_fb_gemm {
   int has_bias;
   const char *bias_data;
   int64_t bias_batch_stride, bias_row_stride, bias_col_stride;
+  /* The bias as given: its dims, and whether it is contiguous with its last
+   * size equal to n and one non-unit dim (ATen's "fusable" bias). They
+   * decide, as in ATen's addmm_out_cuda_impl, whether _addmm_activation
+   * fuses the activation into cuBLASLt or applies it after a plain GEMM. */
+  int64_t bias_ndim;
+  int bias_fusable;
   double alpha, beta;
 } aotrun_fb_gemm;
 

@@ -183,6 +183,21 @@ static AOTITorchError expand_bias(const char *op, const aotrun_fb_tensor *bias,
   }
   g->has_bias = 1;
   g->bias_data = bias->data;
+  g->bias_ndim = bias->ndim;
+  {
+    /* ATen: self.is_contiguous() && (self.dim() == 1 ||
+     * self.squeeze().dim() == 1) && self.sizes().back() == n. */
+    int non_unit = 0, contiguous = 1;
+    int64_t expect = 1;
+    for (int64_t i = bias->ndim - 1; i >= 0; i--) {
+      if (bias->sizes[i] != 1) non_unit++;
+      if (bias->sizes[i] != 1 && bias->strides[i] != expect) contiguous = 0;
+      expect *= bias->sizes[i];
+    }
+    g->bias_fusable = bias->ndim >= 1 && contiguous &&
+                      (bias->ndim == 1 || non_unit == 1) &&
+                      bias->sizes[bias->ndim - 1] == result[rdim - 1];
+  }
   /* Result dims -> (batch, row, col); a 1-D result is one column. */
   if (rdim == 3) {
     g->bias_batch_stride = strides[0];

@@ -1,6 +1,7 @@
 /* gemm_run.c: runs an aotrun_fb_gemm with cuBLAS on the current stream
- * (cuBLASLt with a RELU / GELU(tanh) epilogue, and the bias epilogue where
- * the bias is one contiguous row, for _addmm_activation).
+ * (for _addmm_activation: cuBLASLt with a RELU / GELU(tanh) epilogue, and
+ * the bias epilogue where the bias is one contiguous row, where ATen fuses
+ * too; elsewhere a plain GEMM and then the activation kernel, as ATen).
  *
  * cuBLAS is column-major; a row-major C = A @ B is the column-major
  * C^T = B^T @ A^T, so B goes first. Each operand is used in place when it is
@@ -16,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "shim_lib/fallback/cublas_handle.h"
+#include "shim_lib/fallback/fallback_kernels.h"
 #include "shim_lib/fallback/fallback_temp.h"
 #include "shim_lib/fallback/gemm.h"
 
@@ -331,13 +333,25 @@ done:
 }
 #undef LT_CHECK
 
-/* The bias as the cuBLASLt BIAS epilogue's vector: beta == 1, batch 1, a
- * row-major target, and a bias that is one contiguous row (n values) shared
- * by every row. NULL when it does not apply. */
+/* Whether ATen 2.11 runs this _addmm_activation through cuBLASLt with the
+ * activation in the epilogue (isInputCompliesAddmmCudaLt for a new
+ * contiguous result): beta == 1, m, k, n > 1, and a 2-D bias or a
+ * contiguous one whose one non-unit dim is the last, of size n. Otherwise
+ * ATen runs a plain GEMM and then relu_ / gelu_(x, "tanh") as a separate
+ * elementwise op: cuBLASLt's GELU epilogue and ATen's gelu kernel round
+ * differently (visible in float64), so the choice follows ATen's. */
+static int fuse_activation(const aotrun_fb_gemm *g) {
+  if (g->act == AOTRUN_FB_ACT_NONE || g->batch != 1) return 0;
+  if (g->beta != 1.0 || g->m <= 1 || g->k <= 1 || g->n <= 1) return 0;
+  return g->has_bias && (g->bias_ndim == 2 || g->bias_fusable);
+}
+
+/* The bias as the cuBLASLt BIAS epilogue's vector: a fused activation
+ * (beta == 1, batch 1), a row-major target, and a bias that is one
+ * contiguous row (n values) shared by every row. NULL when it does not
+ * apply. */
 static const void *bias_vector(const aotrun_fb_gemm *g, int transposed) {
-  if (!g->has_bias || g->beta != 1.0 || g->batch != 1 || transposed ||
-      g->act == AOTRUN_FB_ACT_NONE)
-    return NULL;
+  if (!fuse_activation(g) || transposed) return NULL;
   if (g->bias_row_stride != 0 || (g->n > 1 && g->bias_col_stride != 1))
     return NULL;
   return g->bias_data;
@@ -391,12 +405,23 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   if (!err) err = prepare_operand(&p, temps, "a GEMM operand", &p.b, stream, &b);
   if (err) return err;
 
-  if (g->act != AOTRUN_FB_ACT_NONE) {
+  if (fuse_activation(g)) {
     err = call_cublaslt(&p, stream, &a, &b, &target, ldc, beta, bias_vec);
   } else {
     cublasHandle_t h = NULL;
     err = aotrun_fb_cublas_acquire(g->op, g->device, stream, &h);
     if (!err) err = call_cublas(&p, h, &a, &b, &target, ldc, beta);
+    if (!err && g->act != AOTRUN_FB_ACT_NONE) {
+      /* batch 1 here: ATen's separate relu_ / gelu_(x, "tanh"). */
+      cudaError_t e = aotrun_fb_gemm_activation(
+          target.data, g->out_dtype, p.m, p.n, ldc,
+          g->act == AOTRUN_FB_ACT_GELU_TANH, stream);
+      if (e != cudaSuccess)
+        err = aotrun_shim_fail("%s: the %s kernel failed to launch: %s", g->op,
+                               g->act == AOTRUN_FB_ACT_GELU_TANH ? "gelu"
+                                                                 : "relu",
+                               cudaGetErrorString(e));
+    }
   }
   if (err) return err;
 

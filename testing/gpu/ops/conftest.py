@@ -10,6 +10,7 @@ library is missing.
 
 import os
 import sys
+from contextlib import contextmanager
 
 import pytest
 
@@ -92,3 +93,43 @@ def assert_same(got, want, what="", *, bits=False):
             f"flat {i}: got {g[i].item()!r} want {w[i].item()!r}"
             + (f" (bits {hex(int(g.view(iw)[i]))} vs {hex(int(w.view(iw)[i]))})"
                if bits and g.dtype.is_floating_point else ""))
+
+
+def _rearm_torch_rng(torch):
+    """A capture whose end fails (capture invalidated, e.g. by a forbidden
+    call inside it) makes torch.cuda.CUDAGraph.capture_end raise before it
+    runs the default CUDA generator's capture epilogue: the generator stays
+    "capturing" and every later torch.randn raises "Offset increment
+    outside graph capture encountered unexpectedly". One successful capture
+    (prologue + epilogue) resets it."""
+    try:
+        torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 - best effort, the test fails anyway
+        pass
+    try:
+        x = torch.zeros(1, device="cuda")
+        s = torch.cuda.Stream()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            x.add_(1)
+        torch.cuda.synchronize()
+        del g
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@contextmanager
+def graph_capture(torch, g, stream):
+    """torch.cuda.graph(g, stream=stream) that never leaves torch in capture
+    state: when the body or the end of the capture fails, the capture is
+    closed (torch.cuda.graph's __exit__ ends it) and torch's CUDA RNG is
+    re-armed before the error propagates, so one failing capture cannot
+    make later tests fail."""
+    ok = False
+    try:
+        with torch.cuda.graph(g, stream=stream):
+            yield
+        ok = True
+    finally:
+        if not ok:
+            _rearm_torch_rng(torch)

@@ -28,7 +28,7 @@ def _no_tf32(torch):
 
 
 def rnd(torch, shape, dtype, fan_in=1):
-    return (torch.randn(*shape, device="cuda", dtype=torch.float64) / fan_in ** 0.5).to(dtype)
+    return (torch.randn(tuple(shape), device="cuda", dtype=torch.float64) / fan_in ** 0.5).to(dtype)
 
 
 def shim_conv(shim, x, w, b=None, stride=(1,), padding=(0,), dilation=(1,),
@@ -204,16 +204,19 @@ def test_conv_errors_name_the_op(torch, shim):
 # ------------------------------------------------------------- CUDA graphs
 
 def _capture(torch, shim, body, warm=True):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    if warm:
-        with shim.stream(s):
-            body()
-    torch.cuda.current_stream().wait_stream(s)
+    """Captures body on a side stream that is current for torch and the
+    shim (warm: body ran on it once before). A failing capture is closed
+    and torch's RNG re-armed (conftest.graph_capture), so it cannot make
+    later tests fail."""
+    from conftest import graph_capture
     torch.cuda.synchronize()
+    s = torch.cuda.Stream()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        with shim.stream(torch.cuda.current_stream()):
+    with shim.stream(s):
+        if warm:
+            body()
+            s.synchronize()
+        with graph_capture(torch, g, s):
             body()
     torch.cuda.synchronize()
     return g

@@ -54,7 +54,7 @@ def dt(torch, name):
 
 def rnd(torch, shape, dtype, k=1):
     """randn scaled by 1/sqrt(k) (k: the reduction length)."""
-    return (torch.randn(*shape, device="cuda", dtype=torch.float64) / k ** 0.5).to(dtype)
+    return (torch.randn(tuple(shape), device="cuda", dtype=torch.float64) / k ** 0.5).to(dtype)
 
 
 def close(got, want, dtype, what):
@@ -209,13 +209,18 @@ def _act_ref(torch, bias, a, b, beta, alpha, gelu):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("gelu", [False, True])
-@pytest.mark.parametrize("case", ["row_bias", "full_bias", "beta_alpha", "t_operands"])
+@pytest.mark.parametrize("case", ["row_bias", "full_bias", "beta_alpha", "t_operands",
+                                  "scalar_bias"])
 def test_addmm_activation(torch, shim, H, dtype, gelu, case):
+    """row_bias, full_bias, t_operands: ATen fuses the activation into
+    cuBLASLt (beta 1); beta_alpha and scalar_bias: ATen runs a GEMM and then
+    relu_ / gelu_(x, "tanh") (its elementwise kernel rounds differently from
+    the cuBLASLt GELU epilogue, visible in float64)."""
     d = dt(torch, dtype)
     m, k, n = 64, 48, 80
     a = operand(torch, (m, k), d, k, "t" if case == "t_operands" else "contig")
     b = operand(torch, (k, n), d, k, "t" if case == "t_operands" else "contig")
-    bias = rnd(torch, (m, n) if case == "full_bias" else (n,), d)
+    bias = rnd(torch, {"full_bias": (m, n), "scalar_bias": ()}.get(case, (n,)), d)
     beta, alpha = (0.5, 2.0) if case == "beta_alpha" else (1.0, 1.0)
     r = shim.new_handle()
     shim.call("aoti_torch_cuda__addmm_activation", H(bias), H(a), H(b), beta, alpha,
@@ -245,7 +250,15 @@ def test_addmm_activation_gelu_is_tanh_approximation(torch, shim, H):
 
 # ------------------------------------------------------------- CUDA graph
 
-def test_gemm_family_in_a_cuda_graph(torch, shim, H):
+def _graph_case(torch, shim, H, warm_stream):
+    """baddbmm_out, _addmm_activation (gelu, fused: beta 1, row bias) and
+    mm_dtype_out captured in one graph on a side stream that is current for
+    torch and the shim, then replayed twice with new inputs.
+    warm_stream: the ops ran once on the capture stream before the capture
+    (handles and the stream's cuBLAS workspace exist); otherwise the capture
+    stream is new (its GEMMs run without a workspace: nothing may be
+    allocated inside a capture) and only the thread's handles exist."""
+    from conftest import graph_capture
     d = torch.bfloat16
     a1, a2 = rnd(torch, (4, 64, 32), d, 32), rnd(torch, (4, 32, 48), d, 32)
     bias = rnd(torch, (48,), d)
@@ -264,16 +277,17 @@ def test_gemm_family_in_a_cuda_graph(torch, shim, H):
         shim.delete(r.contents)
         shim.call("aoti_torch_cuda_mm_dtype_out", hod, hm1, hm2, 6)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with shim.stream(s):
-        body()  # warm-up: handles, workspaces
-    torch.cuda.current_stream().wait_stream(s)
+    body()  # the thread's cuBLAS / cuBLASLt handles (session stream)
     torch.cuda.synchronize()
+    s = torch.cuda.Stream()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        with shim.stream(torch.cuda.current_stream()):
+    with shim.stream(s):
+        if warm_stream:
+            body()  # warm-up on the capture stream: its workspace
+            s.synchronize()
+        with graph_capture(torch, g, s):
             body()
+    torch.cuda.synchronize()
     for _ in range(2):
         for t in (a1, a2, bias, m1, m2):
             t.copy_(torch.randn_like(t, dtype=torch.float32).to(d) * 0.2)
@@ -284,6 +298,14 @@ def test_gemm_family_in_a_cuda_graph(torch, shim, H):
               "replayed _addmm_activation")
         torch.testing.assert_close(out_d, m1.float() @ m2.float(), rtol=1e-4, atol=1e-4)
     del g
+
+
+def test_gemm_family_in_a_cuda_graph(torch, shim, H):
+    _graph_case(torch, shim, H, warm_stream=True)
+
+
+def test_gemm_family_in_a_cuda_graph_new_stream(torch, shim, H):
+    _graph_case(torch, shim, H, warm_stream=False)
 
 
 def test_gemm_errors_name_the_op(torch, shim, H):
