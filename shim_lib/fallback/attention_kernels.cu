@@ -139,7 +139,7 @@ constexpr int tc_smem_bytes() {
   return (16 * NW + 4 * BN) * (DP + 8) * 2;
 }
 
-template <typename T, int DP, int BN, int NW, bool QREG>
+template <typename T, int DP, int BN, int NW, bool QREG, bool BIAS>
 __global__ void __launch_bounds__(NW * 32)
     attn_fwd_tc(const aotrun_fb_attn_params p, int vec, int pair_store) {
   constexpr int BM = 16 * NW, NT = NW * 32, LDS = DP + 8;
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(NW * 32)
   const int row_a = m0 + warp * 16 + g, row_b = row_a + 8;
   const float sl2 = p.scale * kLog2e;
   const uint16_t *brow[2] = {nullptr, nullptr};
-  if (p.bias) {
+  if (BIAS) {
     const uint16_t *bb = static_cast<const uint16_t *>(p.bias) + b * p.b_sb +
                          h * p.b_sh;
     brow[0] = bb + (int64_t)min(row_a, L - 1) * p.b_sl;
@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(NW * 32)
 
     // Scores in log2 units, bias, masks.
     const int n0 = t * BN;
-    if (p.bias) {
+    if (BIAS) {
 #pragma unroll
       for (int j = 0; j < NS; j++)
 #pragma unroll
@@ -491,28 +491,45 @@ __global__ void __launch_bounds__(kFThreads)
   }
 }
 
+// Raises a kernel's dynamic shared memory limit once per device (a bit
+// per device; a race only repeats the call).
 template <typename K>
-cudaError_t launch(K kernel, dim3 grid, int threads, size_t smem,
-                   cudaStream_t stream, const aotrun_fb_attn_params &p) {
-  if (smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
-  }
-  kernel<<<grid, threads, smem, stream>>>(p);
+cudaError_t allow_smem(K kernel, size_t smem, unsigned long long *done) {
+  if (smem <= 48 * 1024) return cudaSuccess;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)smem);
+  if (e == cudaSuccess) __atomic_fetch_or(done, bit, __ATOMIC_ACQ_REL);
+  return e;
+}
+
+template <int DPW>
+cudaError_t launch_f32(dim3 grid, size_t smem, cudaStream_t stream,
+                       const aotrun_fb_attn_params &p) {
+  static unsigned long long done = 0;  // one set of bits per DPW (smem max)
+  auto kernel = attn_fwd_f32<DPW>;
+  // The attribute is the largest smem this instantiation can ask for.
+  const size_t max_smem =
+      (size_t)(kFBM * 32 * DPW + kFBN * (32 * DPW + 1) + kFBN * 32 * DPW) *
+      sizeof(float);
+  cudaError_t e = allow_smem(kernel, max_smem, &done);
+  if (e != cudaSuccess) return e;
+  kernel<<<grid, kFThreads, smem, stream>>>(p);
   return cudaGetLastError();
 }
 
-template <typename T, int DP, int BN, int NW, bool QREG>
+template <typename T, int DP, int BN, int NW, bool QREG, bool BIAS>
 cudaError_t launch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
   constexpr int BM = 16 * NW;
+  static unsigned long long done = 0;
   const size_t smem = tc_smem_bytes<T, DP, BN, NW>();
-  auto kernel = attn_fwd_tc<T, DP, BN, NW, QREG>;
-  if (smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
-  }
+  auto kernel = attn_fwd_tc<T, DP, BN, NW, QREG, BIAS>;
+  cudaError_t e = allow_smem(kernel, smem, &done);
+  if (e != cudaSuccess) return e;
   auto al16 = [](const void *x) { return ((uintptr_t)x & 15) == 0; };
   const bool vec = p.D % 8 == 0 && al16(p.q) && al16(p.k) && al16(p.v) &&
                    p.q_sb % 8 == 0 && p.q_sh % 8 == 0 && p.q_sl % 8 == 0 &&
@@ -523,6 +540,12 @@ cudaError_t launch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
   dim3 grid((unsigned)(p.B * p.Hq), (unsigned)((p.L + BM - 1) / BM));
   kernel<<<grid, NW * 32, smem, stream>>>(p, vec ? 1 : 0, pair ? 1 : 0);
   return cudaGetLastError();
+}
+
+template <typename T, int DP, int BN, int NW, bool QREG>
+cudaError_t launch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
+  return p.bias ? launch_tc<T, DP, BN, NW, QREG, true>(p, stream)
+                : launch_tc<T, DP, BN, NW, QREG, false>(p, stream);
 }
 
 template <typename T>
@@ -537,14 +560,14 @@ cudaError_t dispatch_f32(const aotrun_fb_attn_params &p, cudaStream_t stream) {
                       sizeof(float);
   dim3 grid((unsigned)(p.B * p.Hq), (unsigned)((p.L + kFBM - 1) / kFBM));
   switch ((p.D + 31) / 32) {
-    case 1: return launch(attn_fwd_f32<1>, grid, kFThreads, smem, stream, p);
-    case 2: return launch(attn_fwd_f32<2>, grid, kFThreads, smem, stream, p);
-    case 3: return launch(attn_fwd_f32<3>, grid, kFThreads, smem, stream, p);
-    case 4: return launch(attn_fwd_f32<4>, grid, kFThreads, smem, stream, p);
-    case 5: return launch(attn_fwd_f32<5>, grid, kFThreads, smem, stream, p);
-    case 6: return launch(attn_fwd_f32<6>, grid, kFThreads, smem, stream, p);
-    case 7: return launch(attn_fwd_f32<7>, grid, kFThreads, smem, stream, p);
-    default: return launch(attn_fwd_f32<8>, grid, kFThreads, smem, stream, p);
+    case 1: return launch_f32<1>(grid, smem, stream, p);
+    case 2: return launch_f32<2>(grid, smem, stream, p);
+    case 3: return launch_f32<3>(grid, smem, stream, p);
+    case 4: return launch_f32<4>(grid, smem, stream, p);
+    case 5: return launch_f32<5>(grid, smem, stream, p);
+    case 6: return launch_f32<6>(grid, smem, stream, p);
+    case 7: return launch_f32<7>(grid, smem, stream, p);
+    default: return launch_f32<8>(grid, smem, stream, p);
   }
 }
 
