@@ -538,7 +538,6 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__efficient_attention_forward(
     int64_t *ret5) {
   static const char op[] = "aoti_torch_cuda__efficient_attention_forward";
   (void)max_seqlen_q;
-  (void)max_seqlen_k;
   AOTITorchError err;
   if ((err = check_slot(op, ret0, "ret0", "output")) ||
       (err = check_slot(op, ret1, "ret1", "logsumexp")) ||
@@ -575,7 +574,7 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__efficient_attention_forward(
     outs_drop(&o);
     return err;
   }
-  *ret4 = c.L;
-  *ret5 = c.S;
+  *ret4 = c.L; /* meta: max_seqlen_q is M without cu_seqlens_q */
+  *ret5 = max_seqlen_k ? *max_seqlen_k : c.S;
   return AOTI_TORCH_SUCCESS;
 }
