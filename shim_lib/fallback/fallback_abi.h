@@ -225,6 +225,60 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_bernoulli__Tensor(
     AtenTensorHandle self, AtenTensorHandle p,
     AtenGeneratorHandle *generator);
 
+
+/* ---- fused attention (attention.c, attention_kernels.cu; docs/fallback-
+ * ops.md "Attention"). float16 / bfloat16 on tensor cores, float32 in float
+ * math; head dims 1..256; Hq a multiple of Hkv; dropout_p 0 only. No host
+ * synchronisation. ---- */
+
+/* query/key/value [B, H, L|S, D]. Returns out (empty_like(query)), lse
+ * float32 [B, H, L], undefined cum_seq_q/k, max_q/max_k, rng_state uint64
+ * [2], unused uint64 [], an empty debug mask. is_causal aligns bottom-right
+ * (ATen's flash kernel). */
+AOTRUN_SHIM_API AOTITorchError
+aoti_torch_cuda__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask,
+    double *scale, AtenTensorHandle *ret0, AtenTensorHandle *ret1,
+    AtenTensorHandle *ret2, AtenTensorHandle *ret3, int64_t *ret4,
+    int64_t *ret5, AtenTensorHandle *ret6, AtenTensorHandle *ret7,
+    AtenTensorHandle *ret8);
+/* The same on [B, L|S, H, D] inputs (dense form: cum_seq_q/k, seqused_k,
+ * alibi_slopes NULL, no window). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__flash_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle *cum_seq_q, AtenTensorHandle *cum_seq_k, int64_t max_q,
+    int64_t max_k, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double *scale, int64_t *window_size_left,
+    int64_t *window_size_right, AtenTensorHandle *seqused_k,
+    AtenTensorHandle *alibi_slopes, AtenTensorHandle *ret0,
+    AtenTensorHandle *ret1, AtenTensorHandle *ret2, AtenTensorHandle *ret3,
+    AtenTensorHandle *ret4);
+/* query/key/value [B, H, L|S, D], attn_bias NULL or broadcastable to
+ * [B, H, L, S] (query's dtype, any strides). Returns out [B, H, L, D] with
+ * [B, L, H, D] storage, lse float32 [B, H, ceil(L/32)*32] (+inf past L) or
+ * [B, H, 0], philox seed/offset int64 [] on the CPU. is_causal aligns
+ * top-left. */
+AOTRUN_SHIM_API AOTITorchError
+aoti_torch_cuda__scaled_dot_product_efficient_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle *attn_bias, int32_t compute_log_sumexp,
+    double dropout_p, int32_t is_causal, double *scale,
+    AtenTensorHandle *ret0, AtenTensorHandle *ret1, AtenTensorHandle *ret2,
+    AtenTensorHandle *ret3);
+/* The same on [B, L|S, H, D] inputs, out [B, L, H, D] contiguous;
+ * custom_mask_type 0 none, 1 causal top-left, 2 causal bottom-right (dense
+ * form: cu_seqlens_q/k, seqlen_k NULL, no window). */
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle *bias, AtenTensorHandle *cu_seqlens_q,
+    AtenTensorHandle *cu_seqlens_k, int64_t *max_seqlen_q,
+    int64_t *max_seqlen_k, double dropout_p, int64_t custom_mask_type,
+    int32_t compute_log_sumexp, double *scale, AtenTensorHandle *seqlen_k,
+    int64_t *window_size, AtenTensorHandle *ret0, AtenTensorHandle *ret1,
+    AtenTensorHandle *ret2, AtenTensorHandle *ret3, int64_t *ret4,
+    int64_t *ret5);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,7 @@ same inputs, in one process on the GPU machine, with the device-to-device
 copy bandwidth measured in the same run.
 
   AOTRUN_SHIM_LIB=.gpu/lib/libaotrun_shim.so \\
-      python3 testing/gpu/bench_fallbacks.py OUT.json [OUT.md] [--only scatter,sort,random]
+      python3 testing/gpu/bench_fallbacks.py OUT.json [OUT.md] [--only attention,scatter,sort,random]
 
 Cases come from testing/gpu/ops/bench_*.py: each module defines
 `cases(shim, torch)` yielding dicts

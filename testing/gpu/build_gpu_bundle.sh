@@ -17,6 +17,7 @@ targets=(
   //testing/shim:test_shim_cuda
   //testing/shim:bench_alloc
   //testing/fallback:test_fallback_cuda
+  //testing/fallback:test_attention_args
   //testing/fallback:bench_gemm
 )
 # --symlink_prefix=/: leave the workspace's convenience links alone.
@@ -27,7 +28,8 @@ copy() { cp -L "$1" "$2" && chmod u+w "$2/$(basename "$1")"; }
 copy "$bin/plugin_api/aotrun" .gpu/bin
 copy "$bin/testing/backend/aotrun_gpu_check" .gpu/bin
 for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
-         testing/fallback/test_fallback_cuda testing/fallback/bench_gemm; do
+         testing/fallback/test_fallback_cuda testing/fallback/test_attention_args \
+         testing/fallback/bench_gemm; do
   copy "$bin/$t" .gpu/bin
 done
 copy "$bin/shim_lib/libaotrun_shim.so" .gpu/lib

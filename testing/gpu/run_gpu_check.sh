@@ -41,7 +41,7 @@ export_pid=$!; }
 
 # 2. GPU unit tests (CMocka) and micro-benchmarks.
 unit_pass=0; unit_fail=0
-part unit && for t in test_shim_cuda test_fallback_cuda; do
+part unit && for t in test_shim_cuda test_fallback_cuda test_attention_args; do
   timeout 300 "$B/bin/$t" > "$W/logs/$t.log" 2>&1; rc=$?
   n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$W/logs/$t.log" | tail -1)
   m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$W/logs/$t.log" | tail -1)

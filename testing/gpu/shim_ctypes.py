@@ -90,6 +90,17 @@ SIGNATURES = {
     "aoti_torch_cuda_normal_functional": [H, F64, F64, PH, PH],
     "aoti_torch_cuda_bernoulli__float": [H, F64, PH],
     "aoti_torch_cuda_bernoulli__Tensor": [H, H, PH],
+    # fused attention
+    "aoti_torch_cuda__scaled_dot_product_flash_attention": [
+        H, H, H, F64, I32, I32, PF64, PH, PH, PH, PH, PI64, PI64, PH, PH, PH],
+    "aoti_torch_cuda__scaled_dot_product_efficient_attention": [
+        H, H, H, PH, I32, F64, I32, PF64, PH, PH, PH, PH],
+    "aoti_torch_cuda__flash_attention_forward": [
+        H, H, H, PH, PH, I64, I64, F64, I32, I32, PF64, PI64, PI64, PH, PH,
+        PH, PH, PH, PH, PH],
+    "aoti_torch_cuda__efficient_attention_forward": [
+        H, H, H, PH, PH, PH, PI64, PI64, F64, I64, I32, PF64, PH, PI64, PH,
+        PH, PH, PH, PI64, PI64],
     "aotrun_shim_random_set_seed": [ctypes.c_uint64],
     "aotrun_shim_random_fail_next_seed": [I32],
 }

@@ -185,7 +185,11 @@ def _parser():
     p.add_argument("--triton-gemm", action="store_true",
                    help="GEMMs as autotuned Triton kernels")
     p.add_argument("--no-math-attention", action="store_true",
-                   help="keep fused SDPA kernels (needs the attention shims)")
+                   help="always keep fused SDPA kernels (needs the attention "
+                   "shims); the default keeps them where the shim covers "
+                   "every call")
+    p.add_argument("--math-attention", action="store_true",
+                   help="always decompose SDPA into bmm + softmax")
     p.add_argument("--keep-packages", action="store_true",
                    help="also copy the AOTInductor .pt2 packages to OUT_DIR")
     return p
@@ -213,8 +217,13 @@ def main(argv=None) -> int:
         methods, kwargs = load_source(source, a.method)
         if a.triton_gemm:
             kwargs["triton_gemm"] = True
+        if a.no_math_attention and a.math_attention:
+            raise UsageError("give --math-attention or --no-math-attention, "
+                             "not both")
         if a.no_math_attention:
             kwargs["attention_math"] = False
+        if a.math_attention:
+            kwargs["attention_math"] = True
         from .exporter import export_program
         m = export_program(methods, out, shim_exports=a.shim_exports,
                            keep_packages=a.keep_packages,

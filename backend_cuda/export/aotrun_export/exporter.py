@@ -1,7 +1,6 @@
 """export_program: nn.Module methods -> an aotrun program directory
 (manifest.json, <method>.so, weights.safetensors; docs/program-format.md)."""
 
-import contextlib
 import functools
 import json
 import os
@@ -11,6 +10,7 @@ import threading
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import __version__
+from . import attention_mode
 from .options import has_convolution, inductor_options
 from .passes import (PassError, as_needed_linking, constant_folding_decision,
                      distribution_checks_as_asserts, run_passes)
@@ -70,16 +70,10 @@ def method_module(fn):
     return wrapper
 
 
-@contextlib.contextmanager
 def _attention_context(math: bool):
-    if not math:
-        yield
-        return
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    # The math backend decomposes SDPA into bmm + softmax: no fused
-    # attention shims needed.
-    with sdpa_kernel(SDPBackend.MATH):
-        yield
+    """SDPA backends while tracing (attention_mode.py): math, or flash +
+    efficient (the fused shims) with math for calls neither takes."""
+    return attention_mode.attention_context(math)
 
 
 def _normalize(spec):
@@ -127,8 +121,11 @@ def export_method(fn, args, kwargs, *, dynamic_shapes, strict):
 
 def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                    attention_math, inductor_configs, strict, work_dir, log,
-                   skip_passes=()):
+                   skip_passes=(), shim_exports=None):
     """torch.export + the exporter passes + AOTInductor for one method.
+    attention_math: True (SDPA as bmm + softmax), False (fused SDPA shims)
+    or None (fused where the shim covers every call: attention_mode.py);
+    shim_exports: the shim's exported names, or None when unknown.
     Returns (exported program after the passes, PackageModel, notes)."""
     import torch
 
@@ -138,7 +135,8 @@ def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                 name, fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
-                work_dir=work_dir, log=log, skip_passes=skip_passes)
+                work_dir=work_dir, log=log, skip_passes=skip_passes,
+                shim_exports=shim_exports)
     grad = torch.is_grad_enabled()  # thread-local: carried to the worker
     if threading.current_thread() is threading.main_thread():
         return run(grad)
@@ -161,30 +159,50 @@ def _torch_worker():
         return _WORKER
 
 
-def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
-                    attention_math, inductor_configs, strict, work_dir, log,
-                    skip_passes):
-    import torch
-    # The SDPA backend flags must hold through the compile too: Inductor
-    # picks the attention kernel (or the math decomposition) when lowering.
-    with _attention_context(attention_math):
+def _trace(name, fn, args, kwargs, *, dynamic_shapes, strict, skip_passes,
+           math):
+    with _attention_context(math):
         ep = export_method(fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                            strict=strict)
         try:
-            ep, notes = run_passes(ep, skip=skip_passes)
+            return run_passes(ep, skip=skip_passes)
         except PassError as e:
             raise ExportError(f"method '{name}': {e}") from e
-        fold_opts, fold_note = constant_folding_decision(ep)
-        opts, option_notes = inductor_options(
-            triton_gemm=triton_gemm, has_conv=has_convolution(ep),
-            extra={**fold_opts, **(inductor_configs or {})})
-        notes = notes + option_notes + ([fold_note] if fold_note else [])
-        for n in notes:
-            log(f"aotrun-export: method '{name}': {n}")
-        path = os.path.join(work_dir, f"{name}.pt2")
-        with as_needed_linking():
-            path = torch._inductor.aoti_compile_and_package(
-                ep, package_path=path, inductor_configs=opts)
+
+
+def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
+                    attention_math, inductor_configs, strict, work_dir, log,
+                    skip_passes, shim_exports=None):
+    import torch
+    math, attn_note = attention_mode.resolve(
+        attention_math, shim_exports,
+        attention_mode.on_cuda(fn, args, kwargs))
+    trace = functools.partial(_trace, name, fn, args, kwargs,
+                              dynamic_shapes=dynamic_shapes, strict=strict,
+                              skip_passes=skip_passes)
+    ep, notes = trace(math=math)
+    if not math and attention_math is None:
+        uncovered = attention_mode.uncovered_calls(ep, shim_exports)
+        if uncovered:
+            ep, notes = trace(math=True)
+            attn_note = ("attention: the fused SDPA shims do not cover "
+                         f"{'; '.join(uncovered)}: SDPA exported with the "
+                         "math decomposition (bmm + softmax)")
+    if attn_note:
+        notes = notes + [attn_note]
+    fold_opts, fold_note = constant_folding_decision(ep)
+    opts, option_notes = inductor_options(
+        triton_gemm=triton_gemm, has_conv=has_convolution(ep),
+        extra={**fold_opts, **(inductor_configs or {})})
+    notes = notes + option_notes + ([fold_note] if fold_note else [])
+    for n in notes:
+        log(f"aotrun-export: method '{name}': {n}")
+    path = os.path.join(work_dir, f"{name}.pt2")
+    # The same SDPA backends while AOTInductor traces (it decomposes any
+    # scaled_dot_product_attention still in the program).
+    with as_needed_linking(), _attention_context(math):
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=path, inductor_configs=opts)
     return ep, read_package(path), notes
 
 
@@ -196,7 +214,7 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                    dynamic_shapes: Optional[Dict[str, object]] = None,
                    triton_gemm: bool = False,
                    shim_exports: Optional[Union[Iterable[str], set]] = None,
-                   attention_math: bool = True,
+                   attention_math: Optional[bool] = None,
                    inductor_configs: Optional[Dict] = None,
                    strict: bool = False,
                    keep_packages: bool = False,
@@ -213,6 +231,10 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
     shim_exports: paths of libaotrun_shim.so and/or text files of exported
       names (or a set of names); each library is checked against them and
       MissingShimFunctions lists what is missing. None: not checked.
+    attention_math: None (default): SDPA on the fused attention shims where
+      the program runs on CUDA and the shim (shim_exports, when given)
+      covers every call, else bmm + softmax with a note; True: always
+      bmm + softmax; False: always fused (attention_mode.py).
     skip_passes: names of exporter passes to leave out (passes/__init__.py;
       for tests and diagnosis: the passes make programs correct).
     Returns the manifest dict. Nothing is left in out_dir on failure.
@@ -250,7 +272,8 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                 dynamic_shapes=dynamic_shapes.get(name),
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
-                work_dir=work, log=log, skip_passes=skip_passes)
+                work_dir=work, log=log, skip_passes=skip_passes,
+                shim_exports=exports)
             manifest["methods"][name] = _method_entry(
                 name, ep, pkg, stage, weights, notes, exports)
         if weights:
