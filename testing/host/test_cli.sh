@@ -7,6 +7,10 @@ AOTRUN=$1 MIN=$2 MINB=$3 UNAV=$4 NOTPLUGIN=$5 PROGRAM=$(dirname "$6")
 TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM
+# Runfiles are symbolic links into the source tree, and program files that
+# resolve outside their program directory are refused ("Files and trust"):
+# run a real copy.
+cp -rL "$PROGRAM" "$TMP/prog" && PROGRAM=$TMP/prog
 failures=0 checks=0
 
 # expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
