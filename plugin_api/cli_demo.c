@@ -71,14 +71,12 @@ static int make_input(const cli_session *s, size_t i, aotrun_npy *a) {
     return cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
   a->dtype = info.dtype;
   a->ndim = info.ndim;
-  size_t count = 1;
-  for (int32_t d = 0; d < info.ndim; d++) {
+  for (int32_t d = 0; d < info.ndim; d++)
     a->shape[d] = info.shape[d] >= 0 ? info.shape[d] : DEMO_SYMBOL_SIZE;
-    count *= (size_t)a->shape[d];
-  }
-  a->nbytes = count * aotrun_dtype_size(info.dtype);
-  a->data = calloc(1, a->nbytes ? a->nbytes : 1);
-  if (a->data == NULL) return cli_fail(CLI_EXIT_EXECUTE, "out of memory");
+  char name[32];
+  snprintf(name, sizeof name, "input %zu", i);
+  if (aotrun_npy_alloc(name, a) != AOTRUN_OK)
+    return cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());
   fill(a);
   return CLI_EXIT_OK;
 }

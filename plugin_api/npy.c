@@ -240,6 +240,29 @@ aotrun_status aotrun_npy_read(const char *path, aotrun_npy *out) {
   return s;
 }
 
+aotrun_status aotrun_npy_alloc(const char *name, aotrun_npy *a) {
+  a->data = NULL;
+  a->nbytes = 0;
+  if (a->ndim < 0 || a->ndim > AOTRUN_MAX_DIMS)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "%s: rank %d is not in [0, %d]", name,
+                            (int)a->ndim, AOTRUN_MAX_DIMS);
+  for (int32_t i = 0; i < a->ndim; i++)
+    if (a->shape[i] < 0)
+      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                              "%s: dim %d is negative (%lld)", name, (int)i,
+                              (long long)a->shape[i]);
+  size_t nbytes = 0;
+  aotrun_status s = data_size(name, a, &nbytes);
+  if (s != AOTRUN_OK) return s;
+  a->data = calloc(1, nbytes ? nbytes : 1);
+  if (a->data == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "%s: out of memory for %zu bytes", name, nbytes);
+  a->nbytes = nbytes;
+  return AOTRUN_OK;
+}
+
 void aotrun_npy_free(aotrun_npy *a) {
   if (a == NULL) return;
   free(a->data);

@@ -48,6 +48,11 @@ aotrun_status aotrun_npy_parse(const char *name, const void *bytes,
 aotrun_status aotrun_npy_write(const char *path, DLDataType dtype,
                                int32_t ndim, const int64_t *shape,
                                const void *data);
+/* Allocates zeroed data for a->dtype, a->ndim and a->shape (set by the
+ * caller): the byte size is computed with overflow checks, so a shape such
+ * as [2^32, 2^32] is AOTRUN_ERR_INVALID_ARGUMENT naming `name` and the dim,
+ * never a short buffer. */
+aotrun_status aotrun_npy_alloc(const char *name, aotrun_npy *a);
 /* Frees out->data and zeroes *a. Accepts a zeroed array. */
 void aotrun_npy_free(aotrun_npy *a);
 

@@ -87,7 +87,7 @@ static aotrun_status confine(const aotrun_program_dir *d, const char *file,
   int root = n == 1; /* the program directory is "/" */
   if (strncmp(*resolved, d->real, n) != 0 || (!root && (*resolved)[n] != '/')) {
     aotrun_status s = aotrun_host_fail(
-        AOTRUN_ERR_ACCESS_FAILED,
+        AOTRUN_ERR_INVALID_ARGUMENT,
         "named data %s resolves to %s, outside the program directory %s: "
         "refused (see \"Files and trust\" in docs/plugin-abi.md)",
         file, *resolved, d->real);

@@ -268,6 +268,30 @@ static void test_special_files_refused(void **state) {
   unlink(fifo);
 }
 
+/* Sizes are computed with overflow checks: 2^32 x 2^32 float32 is refused
+ * (it wrapped to 0 bytes in `demo` before). */
+static void test_alloc_checks_overflow(void **state) {
+  (void)state;
+  aotrun_npy a = {.dtype = {kDLFloat, 32, 1}, .ndim = 2};
+  a.shape[0] = (int64_t)1 << 32;
+  a.shape[1] = (int64_t)1 << 32;
+  assert_int_equal(aotrun_npy_alloc("input 0", &a),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_contains(aotrun_host_last_error(),
+                  "input 0: shape overflows the address space (dim 1 is "
+                  "4294967296)");
+  assert_null(a.data);
+  a.shape[1] = -1;
+  assert_int_equal(aotrun_npy_alloc("input 0", &a),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  a.shape[0] = 3;
+  a.shape[1] = 2;
+  assert_int_equal(aotrun_npy_alloc("input 0", &a), AOTRUN_OK);
+  assert_int_equal(a.nbytes, 24);
+  assert_non_null(a.data);
+  aotrun_npy_free(&a);
+}
+
 /* Writing never follows a symbolic link: the link's target is untouched. */
 static void test_write_refuses_symlink(void **state) {
   (void)state;
@@ -306,6 +330,7 @@ int main(void) {
       cmocka_unit_test(test_file_errors),
       cmocka_unit_test(test_special_files_refused),
       cmocka_unit_test(test_write_refuses_symlink),
+      cmocka_unit_test(test_alloc_checks_overflow),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -220,10 +220,10 @@ static void test_special_files_and_links(void **state) {
   alarm(10); /* a hang fails the test */
   expect_bad_key(d, "weights.fifo", AOTRUN_ERR_INVALID_ARGUMENT,
                  "weights.fifo is not a regular file (a FIFO)");
-  expect_bad_key(d, "outside.so", AOTRUN_ERR_ACCESS_FAILED,
+  expect_bad_key(d, "outside.so", AOTRUN_ERR_INVALID_ARGUMENT,
                  "outside.so resolves to /etc/passwd, outside the program "
                  "directory");
-  expect_bad_key(d, "dotdot.so", AOTRUN_ERR_ACCESS_FAILED,
+  expect_bad_key(d, "dotdot.so", AOTRUN_ERR_INVALID_ARGUMENT,
                  "outside the program directory");
   alarm(0);
   const void *data = NULL;
