@@ -33,15 +33,15 @@ static int is_dir(const char *p) {
 static const char *find_example(char *buf, size_t size) {
   const char *env = getenv("AOTRUN_EXAMPLE_PROGRAM");
   if (env != NULL && env[0] != '\0') return env;
-  int n = snprintf(buf, size, "%s/%s", cli_binary_dir(),
-                   AOTRUN_EXAMPLE_DIR_NAME);
-  if (n >= 0 && (size_t)n < size && is_dir(buf)) return buf;
+  int len = snprintf(buf, size, "%s/%s", cli_binary_dir(),
+                     AOTRUN_EXAMPLE_DIR_NAME);
+  if (len >= 0 && (size_t)len < size && is_dir(buf)) return buf;
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = '\0';
-  n = snprintf(buf, size, "%s.runfiles/aotrun/%s", exe,
-               AOTRUN_EXAMPLE_RUNFILES);
-  return n >= 0 && (size_t)n < size && is_dir(buf) ? buf : NULL;
+  len = snprintf(buf, size, "%s.runfiles/aotrun/%s", exe,
+                 AOTRUN_EXAMPLE_RUNFILES);
+  return len >= 0 && (size_t)len < size && is_dir(buf) ? buf : NULL;
 }
 
 /* Deterministic small values: i * 0.25 - 1 for floats, i % 5 otherwise. */
