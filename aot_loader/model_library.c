@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aot_loader/container_api.h"
 #include "aot_loader/elf_check.h"
@@ -52,7 +53,10 @@ static void release(aotrun_model_library *lib) {
     lib->container = NULL;
   }
   if (lib->dl != NULL) dlclose(lib->dl);
-  aotrun_temp_file_remove(lib->path);
+  if (lib->unlinked)
+    free(lib->path);
+  else
+    aotrun_temp_file_remove(lib->path);
   free(lib);
 }
 
@@ -74,18 +78,27 @@ aotrun_status aotrun_model_library_call_failed(const aotrun_model_library *lib,
                           entry, (int)rc, path);
 }
 
-/* Steps after the temp file exists: dlopen, resolve, create, count. */
-static aotrun_status open_library(aotrun_model_library *lib,
-                                  aotrun_error *err) {
+/* dlopens the temp copy, then unlinks it at once: the mapping keeps the
+ * bytes, and a process that dies later (signal, crashing constructor or
+ * model) leaves nothing behind. The window is the write alone. */
+static aotrun_status map_and_unlink(aotrun_model_library *lib,
+                                    aotrun_error *err) {
   lib->dl = dlopen(lib->path, RTLD_NOW | RTLD_LOCAL);
-  if (lib->dl == NULL) {
-    const char *why = dlerror();
+  const char *why = lib->dl == NULL ? dlerror() : NULL;
+  if (unlink(lib->path) == 0) lib->unlinked = 1;
+  if (lib->dl == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "cannot dlopen model library %s: %s", lib->path,
                             why ? why : "unknown error");
-  }
-  aotrun_status st =
-      aotrun_container_api_resolve(lib->dl, lib->path, &lib->api, err);
+  return AOTRUN_OK;
+}
+
+/* Steps after the temp file exists: dlopen, resolve, create, count. */
+static aotrun_status open_library(aotrun_model_library *lib,
+                                  aotrun_error *err) {
+  aotrun_status st = map_and_unlink(lib, err);
+  if (st != AOTRUN_OK) return st;
+  st = aotrun_container_api_resolve(lib->dl, lib->path, &lib->api, err);
   if (st != AOTRUN_OK) return st;
   aotrun_global_symbols_shim_clear_error();
   aotrun_aoti_error rc =

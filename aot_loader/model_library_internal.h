@@ -15,7 +15,8 @@
 #define AOTRUN_DEVICE_MAX 32
 
 struct aotrun_model_library {
-  char *path;                        /* temp file; removed on release */
+  char *path;    /* temp file's name (for messages); unlinked once mapped */
+  int unlinked;  /* the temp file is gone: release must not unlink again */
   void *dl;                          /* dlopen handle */
   aotrun_container_api api;          /* resolved entry points */
   aotrun_container_handle container; /* NULL until created */

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "aot_loader/json_read.h"
+#include "aot_loader/name_set.h"
 #include "aot_loader/scalar_type.h"
 
 #define MANIFEST_PREFIX "malformed manifest: "
@@ -118,6 +119,20 @@ static aotrun_status read_array(parse_ctx *ctx, const cJSON *obj,
   return AOTRUN_OK;
 }
 
+/* The item count of a list or object, refused above `limit` before
+ * anything is allocated for it (see the limits in program.h). */
+static aotrun_status count_items(parse_ctx *ctx, const cJSON *list,
+                                 const char *key, size_t limit, size_t *n) {
+  size_t count = 0;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, list) count++;
+  if (count > limit)
+    return fail(ctx, "field '%s' has %zu entries, at most %zu are supported",
+                key, count, limit);
+  *n = count;
+  return AOTRUN_OK;
+}
+
 static aotrun_status read_dtype(parse_ctx *ctx, const cJSON *obj,
                                 int32_t *out) {
   const char *name;
@@ -206,9 +221,10 @@ static aotrun_status parse_io(parse_ctx *ctx, const cJSON *json,
     return fail(ctx, "field 'shape' has %d dims, at most %d are supported", n,
                 AOTRUN_PROGRAM_MAX_DIMS);
   io->ndim = n;
-  for (int i = 0; i < n; i++) {
-    s = parse_shape_dim(ctx, cJSON_GetArrayItem(shape, i), i, io);
-    if (s != AOTRUN_OK) return s;
+  int i = 0;
+  const cJSON *dim;
+  cJSON_ArrayForEach(dim, shape) {
+    if ((s = parse_shape_dim(ctx, dim, i++, io)) != AOTRUN_OK) return s;
   }
   ctx->where[base] = '\0';
   return AOTRUN_OK;
@@ -220,12 +236,17 @@ static aotrun_status parse_io_list(parse_ctx *ctx, const cJSON *method,
   const cJSON *list;
   aotrun_status s = read_array(ctx, method, key, &list);
   if (s != AOTRUN_OK) return s;
-  size_t n = (size_t)cJSON_GetArraySize(list);
+  size_t n, i = 0;
+  if ((s = count_items(ctx, list, key, AOTRUN_PROGRAM_MAX_IO, &n)) !=
+      AOTRUN_OK)
+    return s;
   *out = calloc(n ? n : 1, sizeof **out);
   if (*out == NULL) return out_of_memory(ctx);
   *count = n;
-  for (size_t i = 0; i < n; i++) {
-    s = parse_io(ctx, cJSON_GetArrayItem(list, (int)i), kind, i, &(*out)[i]);
+  const cJSON *item;
+  cJSON_ArrayForEach(item, list) {
+    s = parse_io(ctx, item, kind, i, &(*out)[i]);
+    i++;
     if (s != AOTRUN_OK) return s;
   }
   return AOTRUN_OK;
@@ -283,11 +304,14 @@ static aotrun_status read_dims(parse_ctx *ctx, const cJSON *json,
   if (n > AOTRUN_PROGRAM_MAX_DIMS)
     return fail(ctx, "field '%s' has %d dims, at most %d are supported", key,
                 n, AOTRUN_PROGRAM_MAX_DIMS);
-  for (int i = 0; i < n; i++) {
+  int i = 0;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, list) {
     char label[48];
     snprintf(label, sizeof label, "%s[%d]", key, i);
-    s = read_int_item(ctx, cJSON_GetArrayItem(list, i), label, 0, &dims[i]);
+    s = read_int_item(ctx, item, label, 0, &dims[i]);
     if (s != AOTRUN_OK) return s;
+    i++;
   }
   *ndim = n;
   return AOTRUN_OK;
@@ -393,20 +417,27 @@ static aotrun_status parse_constants(parse_ctx *ctx, const cJSON *method,
     return fail(ctx, "field 'constants' must be an array, found %s",
                 aotrun_json_describe(list, found, sizeof found));
   }
-  size_t n = (size_t)cJSON_GetArraySize(list);
+  size_t n, i = 0;
+  aotrun_status s =
+      count_items(ctx, list, "constants", AOTRUN_PROGRAM_MAX_CONSTANTS, &n);
+  if (s != AOTRUN_OK) return s;
   m->constants = calloc(n ? n : 1, sizeof *m->constants);
   if (m->constants == NULL) return out_of_memory(ctx);
   m->num_constants = n;
-  for (size_t i = 0; i < n; i++) {
-    aotrun_status s = parse_constant(&cctx, cJSON_GetArrayItem(list, (int)i),
-                                     i, &m->constants[i]);
-    if (s != AOTRUN_OK) return s;
-    for (size_t j = 0; j < i; j++) {
-      if (strcmp(m->constants[j].name, m->constants[i].name) == 0)
-        return fail(&cctx, "the name is used by constants %zu and %zu", j, i);
-    }
+  aotrun_name_set names;
+  if (aotrun_name_set_init(&names, n) != 0) return out_of_memory(ctx);
+  const cJSON *item;
+  cJSON_ArrayForEach(item, list) {
+    size_t first = 0;
+    s = parse_constant(&cctx, item, i, &m->constants[i]);
+    if (s == AOTRUN_OK &&
+        aotrun_name_set_add(&names, m->constants[i].name, i, &first) == 0)
+      s = fail(&cctx, "the name is used by constants %zu and %zu", first, i);
+    if (s != AOTRUN_OK) break;
+    i++;
   }
-  return AOTRUN_OK;
+  aotrun_name_set_free(&names);
+  return s;
 }
 
 /* ---- methods and the top level ------------------------------------------ */
@@ -443,22 +474,29 @@ static aotrun_status parse_methods(parse_ctx *ctx, const cJSON *root,
   if (!cJSON_IsObject(methods))
     return fail(ctx, "field 'methods' must be an object, found %s",
                 aotrun_json_describe(methods, found, sizeof found));
-  size_t n = (size_t)cJSON_GetArraySize(methods);
+  size_t n, i = 0;
+  aotrun_status s =
+      count_items(ctx, methods, "methods", AOTRUN_PROGRAM_MAX_METHODS, &n);
+  if (s != AOTRUN_OK) return s;
   if (n == 0) return fail(ctx, "field 'methods' has no method");
   if ((p->methods = calloc(n, sizeof *p->methods)) == NULL)
     return out_of_memory(ctx);
   p->num_methods = n;
-  for (size_t i = 0; i < n; i++) {
-    aotrun_status s =
-        parse_method(ctx, cJSON_GetArrayItem(methods, (int)i), &p->methods[i]);
-    if (s != AOTRUN_OK) return s;
+  aotrun_name_set names;
+  if (aotrun_name_set_init(&names, n) != 0) return out_of_memory(ctx);
+  const cJSON *item;
+  cJSON_ArrayForEach(item, methods) {
+    s = parse_method(ctx, item, &p->methods[i]);
+    if (s != AOTRUN_OK) break;
     ctx->where[0] = '\0';
-    for (size_t j = 0; j < i; j++) {
-      if (strcmp(p->methods[j].name, p->methods[i].name) == 0)
-        return fail(ctx, "method '%s' is defined twice", p->methods[i].name);
+    if (aotrun_name_set_add(&names, p->methods[i].name, i, NULL) == 0) {
+      s = fail(ctx, "method '%s' is defined twice", p->methods[i].name);
+      break;
     }
+    i++;
   }
-  return AOTRUN_OK;
+  aotrun_name_set_free(&names);
+  return s;
 }
 
 static aotrun_status parse_header(parse_ctx *ctx, const cJSON *root,
@@ -510,6 +548,9 @@ aotrun_status aotrun_program_parse(const void *bytes, size_t size,
   parse_ctx ctx = {.err = err, .prefix = MANIFEST_PREFIX};
   char why[128];
   *out = NULL;
+  if (size > AOTRUN_PROGRAM_MAX_BYTES)
+    return fail(&ctx, "%zu bytes, larger than the limit of %u bytes", size,
+                (unsigned)AOTRUN_PROGRAM_MAX_BYTES);
   cJSON *root = aotrun_json_parse(bytes, size, why, sizeof why);
   if (root == NULL) return fail(&ctx, "%s", why);
   aotrun_status s = AOTRUN_OK;

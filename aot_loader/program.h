@@ -20,6 +20,13 @@
 /* Most dims an input, output or constant may have. */
 #define AOTRUN_PROGRAM_MAX_DIMS 16
 
+/* Size limits (docs/program-format.md, "Limits"): parsing is linear in the
+ * manifest's size, and these bound its memory and time. */
+#define AOTRUN_PROGRAM_MAX_BYTES (128u << 20)   /* manifest.json: 128 MiB */
+#define AOTRUN_PROGRAM_MAX_METHODS 4096         /* methods per program */
+#define AOTRUN_PROGRAM_MAX_IO 65536    /* inputs, and outputs, per method */
+#define AOTRUN_PROGRAM_MAX_CONSTANTS 262144     /* constants per method */
+
 /* DeviceType codes (DESIGN.md §2.3) used for constants. */
 #define AOTRUN_DEVICE_TYPE_CPU 0
 #define AOTRUN_DEVICE_TYPE_CUDA 1

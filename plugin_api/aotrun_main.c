@@ -49,9 +49,14 @@ static const char kUsage[] =
     "  3  program or input error (missing/malformed program or manifest,\n"
     "     unknown method, bad or mismatched .npy input, output not sizable)\n"
     "  4  execution error (the backend failed to initialise or execute, or\n"
-    "     an output could not be written)\n";
+    "     an output or standard output could not be written)\n"
+    "\n"
+    "limits: --calls <= 10000, --iterations <= 1000000, --warmup <= 100000;\n"
+    "inputs are regular .npy files of at most 16 GiB; outputs are never\n"
+    "written through symbolic links; program files must resolve inside the\n"
+    "program directory (docs/plugin-abi.md, \"Files and trust\").\n";
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     fputs(kUsage, stderr);
     return CLI_EXIT_USAGE;
@@ -67,6 +72,10 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cli_run(argc, argv);
   if (strcmp(cmd, "bench") == 0) return cli_bench(argc, argv);
   if (strcmp(cmd, "demo") == 0) return cli_demo(argc, argv);
-  fprintf(stderr, "aotrun: unknown command '%s' (see aotrun --help)\n", cmd);
-  return CLI_EXIT_USAGE;
+  return cli_fail(CLI_EXIT_USAGE, "unknown command '%s' (see aotrun --help)",
+                  cmd);
+}
+
+int main(int argc, char **argv) {
+  return cli_finish_stdout(dispatch(argc, argv));
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "plugin_api/aotrun_host.h"
 #include "plugin_api/manifest_info.h"
@@ -21,6 +22,12 @@
 #define CLI_EXIT_EXECUTE 4 /* the backend failed to init or execute */
 
 #define CLI_MAX_LIST 64
+
+/* Upper bounds of the counting options (each run can write one output
+ * folder per call; bench keeps one time per iteration). */
+#define CLI_MAX_CALLS 10000
+#define CLI_MAX_ITERATIONS 1000000
+#define CLI_MAX_WARMUP 100000
 
 /* Which options a subcommand accepts. */
 enum {
@@ -119,7 +126,17 @@ void cli_job_close(cli_job *job);
 void cli_print_tensor(const char *label, size_t index, const char *name,
                       const DLTensor *t, int with_values);
 
-/* Prints "aotrun: <message>" to stderr and returns code. */
+/* Writes s to f with every control byte (below 0x20, and 0x7f) and
+ * backslash escaped as \xNN, so names and messages from files never
+ * reach the terminal raw. */
+void cli_put_escaped(FILE *f, const char *s);
+
+/* Flushes stdout at exit: a write error there (e.g. /dev/full) turns a
+ * successful rc into CLI_EXIT_EXECUTE with a message. Returns the rc. */
+int cli_finish_stdout(int rc);
+
+/* Prints "aotrun: <message>" to stderr (control bytes escaped, see
+ * cli_put_escaped) and returns code. */
 int cli_fail(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

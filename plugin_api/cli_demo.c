@@ -33,13 +33,15 @@ static int is_dir(const char *p) {
 static const char *find_example(char *buf, size_t size) {
   const char *env = getenv("AOTRUN_EXAMPLE_PROGRAM");
   if (env != NULL && env[0] != '\0') return env;
-  snprintf(buf, size, "%s/%s", cli_binary_dir(), AOTRUN_EXAMPLE_DIR_NAME);
-  if (is_dir(buf)) return buf;
+  int len = snprintf(buf, size, "%s/%s", cli_binary_dir(),
+                     AOTRUN_EXAMPLE_DIR_NAME);
+  if (len >= 0 && (size_t)len < size && is_dir(buf)) return buf;
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = '\0';
-  snprintf(buf, size, "%s.runfiles/aotrun/%s", exe, AOTRUN_EXAMPLE_RUNFILES);
-  return is_dir(buf) ? buf : NULL;
+  len = snprintf(buf, size, "%s.runfiles/aotrun/%s", exe,
+                 AOTRUN_EXAMPLE_RUNFILES);
+  return len >= 0 && (size_t)len < size && is_dir(buf) ? buf : NULL;
 }
 
 /* Deterministic small values: i * 0.25 - 1 for floats, i % 5 otherwise. */
@@ -71,14 +73,12 @@ static int make_input(const cli_session *s, size_t i, aotrun_npy *a) {
     return cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
   a->dtype = info.dtype;
   a->ndim = info.ndim;
-  size_t count = 1;
-  for (int32_t d = 0; d < info.ndim; d++) {
+  for (int32_t d = 0; d < info.ndim; d++)
     a->shape[d] = info.shape[d] >= 0 ? info.shape[d] : DEMO_SYMBOL_SIZE;
-    count *= (size_t)a->shape[d];
-  }
-  a->nbytes = count * aotrun_dtype_size(info.dtype);
-  a->data = calloc(1, a->nbytes ? a->nbytes : 1);
-  if (a->data == NULL) return cli_fail(CLI_EXIT_EXECUTE, "out of memory");
+  char name[32];
+  snprintf(name, sizeof name, "input %zu", i);
+  if (aotrun_npy_alloc(name, a) != AOTRUN_OK)
+    return cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());
   fill(a);
   return CLI_EXIT_OK;
 }

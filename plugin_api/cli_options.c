@@ -7,16 +7,6 @@
 
 #include "plugin_api/cli.h"
 
-int cli_fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("aotrun: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
-
 int cli_exit_for_status(aotrun_status s) {
   return (s == AOTRUN_ERR_INVALID_ARGUMENT || s == AOTRUN_ERR_NOT_FOUND)
              ? CLI_EXIT_PROGRAM
@@ -34,14 +24,20 @@ static const struct {
     {"--calls", CLI_OPT_CALLS},
 };
 
-static int parse_count(const char *opt, const char *text, long min,
+/* A decimal count in [min, max]; the message names the option, the value
+ * and the limit. */
+static int parse_count(const char *opt, const char *text, long min, long max,
                        long *out) {
   char *end;
   errno = 0;
   long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < min || v > 100000000)
+  if (end == text || *end != '\0' || (errno != 0 && errno != ERANGE) ||
+      (errno == 0 && v < min))
     return cli_fail(CLI_EXIT_USAGE, "%s needs an integer >= %ld, got '%s'",
                     opt, min, text);
+  if (errno == ERANGE || v > max)
+    return cli_fail(CLI_EXIT_USAGE, "%s %s is above the limit of %ld", opt,
+                    text, max);
   *out = v;
   return CLI_EXIT_OK;
 }
@@ -64,13 +60,14 @@ static int store(cli_options *o, unsigned flag, const char *opt,
     case CLI_OPT_BACKEND: o->backend = v; return CLI_EXIT_OK;
     case CLI_OPT_METHOD: o->method = v; return CLI_EXIT_OK;
     case CLI_OPT_OUTPUT_DIR: o->output_dir = v; return CLI_EXIT_OK;
-    case CLI_OPT_ITERATIONS: return parse_count(opt, v, 1, &o->iterations);
-    case CLI_OPT_CALLS: return parse_count(opt, v, 1, &o->calls);
+    case CLI_OPT_ITERATIONS:
+      return parse_count(opt, v, 1, CLI_MAX_ITERATIONS, &o->iterations);
+    case CLI_OPT_CALLS: return parse_count(opt, v, 1, CLI_MAX_CALLS, &o->calls);
     case CLI_OPT_OPTION:
       if (strchr(v, '=') == NULL || v[0] == '=')
         return cli_fail(CLI_EXIT_USAGE, "%s needs KEY=VALUE, got '%s'", opt, v);
       return append(opt, o->options, &o->num_options, v);
-    default: return parse_count(opt, v, 0, &o->warmup);
+    default: return parse_count(opt, v, 0, CLI_MAX_WARMUP, &o->warmup);
   }
 }
 

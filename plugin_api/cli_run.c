@@ -34,7 +34,10 @@ static int write_outputs(const char *base, long call, long calls,
   }
   for (size_t i = 0; i < t->num_outputs; i++) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/out%zu.npy", dir, i);
+    int n = snprintf(path, sizeof path, "%s/out%zu.npy", dir, i);
+    if (n < 0 || (size_t)n >= sizeof path)
+      return cli_fail(CLI_EXIT_USAGE, "output path too long: %s/out%zu.npy",
+                      dir, i);
     const DLTensor *o = &t->outputs[i];
     if (aotrun_npy_write(path, o->dtype, o->ndim, o->shape, o->data) !=
         AOTRUN_OK)

@@ -74,8 +74,12 @@ static void add_dir(candidates *c, const char *dir, int is_explicit) {
   qsort(names, n, sizeof names[0], by_name);
   for (size_t i = 0; i < n; i++) {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    add(c, path, is_explicit);
+    int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (len >= 0 && (size_t)len < sizeof path)
+      add(c, path, is_explicit); /* a truncated path names another file */
+    else
+      cli_fail(CLI_EXIT_OK, "warning: skipping %s/%s: path too long", dir,
+               names[i]);
     free(names[i]);
   }
 }

@@ -20,10 +20,13 @@ static int open_method(const cli_options *opts, cli_session *s) {
   if (host->get_named_data(host->ctx, MANIFEST_KEY, &data, &size, &token) !=
       AOTRUN_OK)
     return cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());
-  char name[4096];
-  snprintf(name, sizeof name, "%s/%s", opts->program, MANIFEST_KEY);
+  char name[4200];
+  int n = snprintf(name, sizeof name, "%s/%s", opts->program, MANIFEST_KEY);
   int rc = CLI_EXIT_OK;
-  if (manifest_info_parse(name, data, size, &s->manifest) != AOTRUN_OK)
+  if (n < 0 || (size_t)n >= sizeof name)
+    rc = cli_fail(CLI_EXIT_PROGRAM, "program path too long (%zu bytes)",
+                  strlen(opts->program));
+  else if (manifest_info_parse(name, data, size, &s->manifest) != AOTRUN_OK)
     rc = cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());
   if (rc == CLI_EXIT_OK) {
     s->method = manifest_info_method(&s->manifest, opts->method);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_loader/program.h"
 #include "plugin_api/host_error.h"
 
 static aotrun_status malformed(const char *name, const char *what,
@@ -121,9 +122,25 @@ static aotrun_status parse_root(const char *name, const cJSON *root,
   return AOTRUN_OK;
 }
 
+/* The loader's full validation (aot_loader/program.h), so `inspect` and
+ * `run` accept and refuse the same manifests, with the loader's detailed
+ * message (field, entry, values). */
+static aotrun_status validate(const char *name, const void *json,
+                              size_t size) {
+  aotrun_program *p = NULL;
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  aotrun_status s = aotrun_program_parse(json, size, &p, &err);
+  aotrun_program_destroy(p);
+  if (s == AOTRUN_OK) return AOTRUN_OK;
+  return aotrun_host_fail(s, "%s: %s", name, err.message);
+}
+
 aotrun_status manifest_info_parse(const char *name, const void *json,
                                   size_t size, manifest_info *out) {
   memset(out, 0, sizeof *out);
+  aotrun_status v = validate(name, json, size);
+  if (v != AOTRUN_OK) return v;
   cJSON *root = cJSON_ParseWithLength(json, size);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "plugin_api/host_error.h"
+#include "plugin_api/host_file.h"
 
 static const char kMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -227,53 +228,39 @@ aotrun_status aotrun_npy_parse(const char *name, const void *bytes,
   return AOTRUN_OK;
 }
 
-/* Reads a whole file into a malloc'd buffer. */
-static aotrun_status slurp(const char *path, uint8_t **buf, size_t *size) {
-  *buf = NULL;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return aotrun_host_fail(
-        errno == ENOENT ? AOTRUN_ERR_NOT_FOUND : AOTRUN_ERR_ACCESS_FAILED,
-        "cannot open %s: %s", path, strerror(errno));
-  aotrun_status s = AOTRUN_OK;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n == cap) {
-      cap = cap ? cap * 2 : 65536;
-      uint8_t *p = realloc(*buf, cap);
-      if (p == NULL) {
-        s = aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
-                             "out of memory reading %s", path);
-        break;
-      }
-      *buf = p;
-    }
-    size_t got = fread(*buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f))
-        s = aotrun_host_fail(AOTRUN_ERR_ACCESS_FAILED, "error reading %s",
-                             path);
-      break;
-    }
-  }
-  fclose(f);
-  if (s != AOTRUN_OK) {
-    free(*buf);
-    *buf = NULL;
-  }
-  *size = n;
-  return s;
-}
-
 aotrun_status aotrun_npy_read(const char *path, aotrun_npy *out) {
   memset(out, 0, sizeof *out);
-  uint8_t *buf = NULL;
+  void *buf = NULL;
   size_t size = 0;
-  aotrun_status s = slurp(path, &buf, &size);
+  aotrun_status s =
+      aotrun_host_file_read(path, ".npy file", AOTRUN_NPY_MAX_FILE_BYTES,
+                            &buf, &size);
   if (s == AOTRUN_OK) s = aotrun_npy_parse(path, buf, size, out);
   free(buf);
   return s;
+}
+
+aotrun_status aotrun_npy_alloc(const char *name, aotrun_npy *a) {
+  a->data = NULL;
+  a->nbytes = 0;
+  if (a->ndim < 0 || a->ndim > AOTRUN_MAX_DIMS)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "%s: rank %d is not in [0, %d]", name,
+                            (int)a->ndim, AOTRUN_MAX_DIMS);
+  for (int32_t i = 0; i < a->ndim; i++)
+    if (a->shape[i] < 0)
+      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                              "%s: dim %d is negative (%lld)", name, (int)i,
+                              (long long)a->shape[i]);
+  size_t nbytes = 0;
+  aotrun_status s = data_size(name, a, &nbytes);
+  if (s != AOTRUN_OK) return s;
+  a->data = calloc(1, nbytes ? nbytes : 1);
+  if (a->data == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "%s: out of memory for %zu bytes", name, nbytes);
+  a->nbytes = nbytes;
+  return AOTRUN_OK;
 }
 
 void aotrun_npy_free(aotrun_npy *a) {
@@ -339,10 +326,8 @@ aotrun_status aotrun_npy_write(const char *path, DLDataType dtype,
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "writing %s: NULL data for %zu bytes", path,
                             nbytes);
-  FILE *f = fopen(path, "wb");
-  if (f == NULL)
-    return aotrun_host_fail(AOTRUN_ERR_ACCESS_FAILED, "cannot create %s: %s",
-                            path, strerror(errno));
+  FILE *f = NULL;
+  if ((s = aotrun_host_file_create(path, &f)) != AOTRUN_OK) return s;
   uint8_t pre[10];
   memcpy(pre, kMagic, sizeof kMagic);
   pre[6] = 1;

@@ -31,16 +31,28 @@ typedef struct aotrun_npy {
   size_t nbytes; /* product(shape) * itemsize */
 } aotrun_npy;
 
-/* Reads `path` into *out (zeroed on failure). */
+/* Largest .npy file aotrun_npy_read reads (16 GiB): an input must be a
+ * regular file no larger than this (not a FIFO or /dev/zero). */
+#define AOTRUN_NPY_MAX_FILE_BYTES ((size_t)1 << 34)
+
+/* Reads `path` into *out (zeroed on failure). The file is opened without
+ * blocking and must be a regular file of at most AOTRUN_NPY_MAX_FILE_BYTES.
+ */
 aotrun_status aotrun_npy_read(const char *path, aotrun_npy *out);
 /* Parses the bytes of a whole .npy file; `name` is used in messages. */
 aotrun_status aotrun_npy_parse(const char *name, const void *bytes,
                                size_t size, aotrun_npy *out);
-/* Writes a C-order array as format 1.0. On failure nothing is left at
- * `path` (a partly written file is removed). */
+/* Writes a C-order array as format 1.0. A symbolic link at `path` is
+ * refused, never followed. On failure nothing is left at `path` (a partly
+ * written file is removed). */
 aotrun_status aotrun_npy_write(const char *path, DLDataType dtype,
                                int32_t ndim, const int64_t *shape,
                                const void *data);
+/* Allocates zeroed data for a->dtype, a->ndim and a->shape (set by the
+ * caller): the byte size is computed with overflow checks, so a shape such
+ * as [2^32, 2^32] is AOTRUN_ERR_INVALID_ARGUMENT naming `name` and the dim,
+ * never a short buffer. */
+aotrun_status aotrun_npy_alloc(const char *name, aotrun_npy *a);
 /* Frees out->data and zeroes *a. Accepts a zeroed array. */
 void aotrun_npy_free(aotrun_npy *a);
 

@@ -2,10 +2,16 @@
  * program_dir.c: the named-data service over a program directory. Keys are
  * plain file names inside the directory; their bytes are mmapped read-only
  * so large model libraries and weights are never copied.
+ *
+ * Trust (docs/plugin-abi.md, "Files and trust"): a key is opened without
+ * blocking (a FIFO never hangs the open) and must be a regular file whose
+ * real path (symbolic links resolved) lies inside the directory's real
+ * path; a link to a file outside the program directory is refused.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +20,7 @@
 
 #include "plugin_api/aotrun_host.h"
 #include "plugin_api/host_error.h"
+#include "plugin_api/host_file.h"
 
 /* One get_named_data result; the token handed to the plugin. */
 typedef struct mapping {
@@ -25,6 +32,7 @@ typedef struct mapping {
 struct aotrun_program_dir {
   aotrun_host_api api; /* api.ctx points back here */
   char *path;
+  char *real; /* realpath(path): keys must resolve under it */
   int32_t log_threshold;
   pthread_mutex_t lock; /* guards mappings: plugins may call from threads */
   mapping *mappings;
@@ -43,20 +51,10 @@ static aotrun_status check_key(const char *key) {
   return AOTRUN_OK;
 }
 
-static aotrun_status open_errno(const char *file, int err) {
-  aotrun_status s =
-      err == ENOENT ? AOTRUN_ERR_NOT_FOUND : AOTRUN_ERR_ACCESS_FAILED;
-  return aotrun_host_fail(s, "named data %s: %s", file, strerror(err));
-}
-
-/* mmaps the open file fd into *m. */
-static aotrun_status map_file(const char *file, int fd, mapping *m) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return open_errno(file, errno);
-  if (!S_ISREG(st.st_mode))
-    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
-                            "named data %s is not a regular file", file);
-  m->size = (size_t)st.st_size;
+/* mmaps the open regular file fd into *m. */
+static aotrun_status map_file(const char *file, int fd,
+                              const struct stat *st, mapping *m) {
+  m->size = (size_t)st->st_size;
   if (m->size == 0) return AOTRUN_OK; /* mmap refuses length 0 */
   void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED)
@@ -65,6 +63,60 @@ static aotrun_status map_file(const char *file, int fd, mapping *m) {
                             file, m->size, strerror(errno));
   m->addr = p;
   return AOTRUN_OK;
+}
+
+/* "dir/key" in a new string, or NULL when out of memory. */
+static char *join(const char *dir, const char *key) {
+  size_t a = strlen(dir), b = strlen(key);
+  char *file = malloc(a + b + 2);
+  if (file == NULL) return NULL;
+  memcpy(file, dir, a);
+  file[a] = '/';
+  memcpy(file + a + 1, key, b + 1);
+  return file;
+}
+
+/* Resolves file and refuses it unless it lies inside the directory. On
+ * success *resolved is a new string (a path without symbolic links). */
+static aotrun_status confine(const aotrun_program_dir *d, const char *file,
+                             char **resolved) {
+  *resolved = realpath(file, NULL);
+  if (*resolved == NULL)
+    return aotrun_host_file_open_failed("named data", file, errno);
+  size_t n = strlen(d->real);
+  int root = n == 1; /* the program directory is "/" */
+  if (strncmp(*resolved, d->real, n) != 0 || (!root && (*resolved)[n] != '/')) {
+    aotrun_status s = aotrun_host_fail(
+        AOTRUN_ERR_INVALID_ARGUMENT,
+        "named data %s resolves to %s, outside the program directory %s: "
+        "refused (see \"Files and trust\" in docs/plugin-abi.md)",
+        file, *resolved, d->real);
+    free(*resolved);
+    *resolved = NULL;
+    return s;
+  }
+  return AOTRUN_OK;
+}
+
+/* Opens (without blocking, without following a link), checks and maps
+ * dir/key into *m. */
+static aotrun_status map_key(const aotrun_program_dir *d, const char *key,
+                             mapping *m) {
+  char *file = join(d->path, key), *resolved = NULL;
+  if (file == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory reading named data '%s'", key);
+  aotrun_status s = confine(d, file, &resolved);
+  int fd = -1;
+  struct stat st;
+  if (s == AOTRUN_OK)
+    s = aotrun_host_file_open_read(resolved, "named data", 1, SIZE_MAX, &fd,
+                                   &st);
+  if (s == AOTRUN_OK) s = map_file(file, fd, &st, m);
+  if (fd >= 0) close(fd); /* the mapping outlives the descriptor */
+  free(resolved);
+  free(file);
+  return s;
 }
 
 static aotrun_status get_named_data(void *ctx, const char *key,
@@ -80,23 +132,11 @@ static aotrun_status get_named_data(void *ctx, const char *key,
   *token = NULL;
   aotrun_status s = check_key(key);
   if (s != AOTRUN_OK) return s;
-  size_t n = strlen(d->path) + strlen(key) + 2;
-  char *file = malloc(n);
   mapping *m = calloc(1, sizeof *m);
-  if (file == NULL || m == NULL) {
-    free(file);
-    free(m);
+  if (m == NULL)
     return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory reading named data '%s'", key);
-  }
-  memcpy(file, d->path, strlen(d->path));
-  file[strlen(d->path)] = '/';
-  memcpy(file + strlen(d->path) + 1, key, strlen(key) + 1);
-  int fd = open(file, O_RDONLY | O_CLOEXEC);
-  s = fd < 0 ? open_errno(file, errno) : map_file(file, fd, m);
-  if (fd >= 0) close(fd); /* the mapping outlives the descriptor */
-  free(file);
-  if (s != AOTRUN_OK) {
+  if ((s = map_key(d, key, m)) != AOTRUN_OK) {
     free(m);
     return s;
   }
@@ -152,7 +192,10 @@ aotrun_status aotrun_program_dir_open(const char *path,
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "program %s is not a directory", path);
   aotrun_program_dir *d = calloc(1, sizeof *d);
-  if (d == NULL || (d->path = strdup(path)) == NULL) {
+  if (d != NULL) d->path = strdup(path);
+  if (d != NULL && d->path != NULL) d->real = realpath(path, NULL);
+  if (d == NULL || d->path == NULL || d->real == NULL) {
+    if (d != NULL) free(d->path);
     free(d);
     return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory opening program %s", path);
@@ -178,6 +221,7 @@ void aotrun_program_dir_close(aotrun_program_dir *d) {
   }
   pthread_mutex_destroy(&d->lock);
   free(d->path);
+  free(d->real);
   free(d);
 }
 

@@ -7,6 +7,10 @@ AOTRUN=$1 MIN=$2 MINB=$3 UNAV=$4 NOTPLUGIN=$5 PROGRAM=$(dirname "$6")
 TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/cli.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM
+# Runfiles are symbolic links into the source tree, and program files that
+# resolve outside their program directory are refused ("Files and trust"):
+# run a real copy.
+cp -rL "$PROGRAM" "$TMP/prog" && PROGRAM=$TMP/prog
 failures=0 checks=0
 
 # expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
@@ -68,9 +72,9 @@ expect 3 "input 0: $TMP/bad.npy is not a .npy file (bad magic)" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/bad.npy"
 expect 3 "input 0 (x) is int32, the method takes float32" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x_i4.npy"
-expect 3 "cannot open $TMP/manifest.json" "$AOTRUN" inspect "$TMP"
+expect 3 "cannot open named data $TMP/manifest.json" "$AOTRUN" inspect "$TMP"
 mkdir "$TMP/badprog"; echo '{"format": "other"}' > "$TMP/badprog/manifest.json"
-expect 3 "malformed manifest: $TMP/badprog/manifest.json: format is not" \
+expect 3 "$TMP/badprog/manifest.json: malformed manifest: field 'format' is 'other'" \
   "$AOTRUN" inspect "$TMP/badprog"
 expect 3 "malformed manifest" "$AOTRUN" run "$TMP/badprog" --plugin "$MIN"
 mkdir "$TMP/nofactor"; cp "$PROGRAM/manifest.json" "$TMP/nofactor/"
@@ -138,6 +142,92 @@ if [[ $rc -ne 0 ]] || ! grep -q "^minimal	" <<<"$out" || ! grep -q "^minimal_b	"
 fi
 mkdir "$TMP/flat"; cp "$AOTRUN" "$TMP/flat/aotrun"; cp "$MIN" "$TMP/flat/libaotrun_scale.so"
 expect 0 "backend minimal, method forward" "$TMP/flat/aotrun" run "$PROGRAM" --input "$TMP/x.npy"
+
+# ---- issue 13: hostile files and counts (each would hang, crash, loop or
+# overwrite before the fix; `timeout` turns a hang into a failure)
+T="timeout 20"
+mkfifo "$TMP/fifo.npy"
+expect 3 "input 0: .npy file $TMP/fifo.npy is not a regular file (a FIFO)" \
+  $T "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/fifo.npy"
+expect 3 "input 0: .npy file /dev/zero is not a regular file (a device)" \
+  $T "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input /dev/zero
+mkdir "$TMP/fifoprog"; mkfifo "$TMP/fifoprog/manifest.json"
+expect 3 "fifoprog/manifest.json is not a regular file (a FIFO)" \
+  $T "$AOTRUN" inspect "$TMP/fifoprog"
+expect 3 "fifoprog/manifest.json is not a regular file (a FIFO)" \
+  $T "$AOTRUN" run "$TMP/fifoprog" --plugin "$MIN" --input "$TMP/x.npy"
+mkdir "$TMP/fifodata"; cp "$PROGRAM/manifest.json" "$TMP/fifodata/"
+mkfifo "$TMP/fifodata/factor.txt"
+# (the minimal test plugin reports named-data failures in its own words)
+expect 3 "named data 'factor.txt' is not available" \
+  $T "$AOTRUN" run "$TMP/fifodata" --plugin "$MIN" --input "$TMP/x.npy"
+mkdir "$TMP/zeroprog"; ln -s /dev/zero "$TMP/zeroprog/manifest.json"
+expect 3 "outside the program directory" $T "$AOTRUN" inspect "$TMP/zeroprog"
+mkdir "$TMP/passwdprog"; ln -s /etc/passwd "$TMP/passwdprog/manifest.json"
+expect 3 "manifest.json resolves to /etc/passwd, outside the program directory" \
+  "$AOTRUN" inspect "$TMP/passwdprog"
+# Program files must resolve inside the program directory.
+mkdir "$TMP/linkprog"; cp "$PROGRAM/manifest.json" "$TMP/linkprog/"
+ln -s /etc/passwd "$TMP/linkprog/factor.txt"
+expect 3 "named data 'factor.txt' is not available" \
+  "$AOTRUN" run "$TMP/linkprog" --plugin "$MIN" --input "$TMP/x.npy"
+out=$("$AOTRUN" run "$TMP/linkprog" --plugin "$MIN" --input "$TMP/x.npy" 2>&1)
+checks=$((checks + 1))
+if grep -q "root:" <<<"$out"; then
+  echo "FAIL: /etc/passwd bytes echoed: $out"; failures=$((failures + 1))
+fi
+mkdir "$TMP/innerlink"; cp "$PROGRAM/manifest.json" "$TMP/innerlink/"
+cp "$PROGRAM/factor.txt" "$TMP/innerlink/real_factor.txt"
+ln -s real_factor.txt "$TMP/innerlink/factor.txt"
+expect 0 "output 0: float32 [4]" \
+  "$AOTRUN" run "$TMP/innerlink" --plugin "$MIN" --input "$TMP/x.npy"
+# Outputs are never written through a symbolic link.
+mkdir "$TMP/linkout"; echo precious > "$TMP/precious.txt"
+ln -s "$TMP/precious.txt" "$TMP/linkout/out0.npy"
+expect 4 "linkout/out0.npy: it is a symbolic link, refused" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/linkout"
+checks=$((checks + 1))
+[[ "$(cat "$TMP/precious.txt")" == precious ]] || { echo "FAIL: symlink target overwritten"; failures=$((failures + 1)); }
+# Counts are bounded, naming the option, the value and the limit.
+expect 1 "--calls 100000000 is above the limit of 10000" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --calls 100000000 --output-dir "$TMP/many"
+checks=$((checks + 1))
+[[ ! -e "$TMP/many" ]] || { echo "FAIL: --calls 10^8 created $TMP/many"; failures=$((failures + 1)); }
+expect 1 "--iterations 100000000 is above the limit of 1000000" \
+  "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --iterations 100000000
+expect 1 "--warmup 99999999999999999999 is above the limit of 100000" \
+  "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --warmup 99999999999999999999
+# inspect validates like run (the loader's checks and messages).
+mkdir "$TMP/baddtype"
+sed 's/"dtype": "float32", "shape": \["n"\]}\],$/"dtype": "float33", "shape": ["n"]}],/' \
+  "$PROGRAM/manifest.json" > "$TMP/baddtype/manifest.json"
+expect 3 "input 0 ('x'): field 'dtype' is 'float33', not a known dtype" \
+  "$AOTRUN" inspect "$TMP/baddtype"
+# Control bytes from a manifest are escaped, never sent raw.
+mkdir "$TMP/ctrl"
+sed 's/"forward"/"fo\\u001b[31mrward"/' "$PROGRAM/manifest.json" > "$TMP/ctrl/manifest.json"
+out=$("$AOTRUN" inspect "$TMP/ctrl" 2>&1); rc=$?
+checks=$((checks + 1))
+if [[ $rc -ne 0 ]] || [[ "$out" == *$'\e'* ]] || [[ "$out" != *'method fo\x1b[31mrward'* ]]; then
+  echo "FAIL: control bytes in inspect (rc $rc): $(printf '%q' "$out")"; failures=$((failures + 1))
+fi
+out=$("$AOTRUN" run "$TMP/ctrl" --plugin "$MIN" --method $'\e[2J' 2>&1)
+checks=$((checks + 1))
+if [[ "$out" == *$'\e'* ]] || [[ "$out" != *'\x1b[2J'* ]]; then
+  echo "FAIL: control bytes in an error: $(printf '%q' "$out")"; failures=$((failures + 1))
+fi
+# A program path near PATH_MAX: PROGRAM/manifest.json no longer fits, and
+# the old 4096-byte buffer cut it to PROGRAM/manifest (4095 bytes) and read
+# that file instead, with exit 0.
+long=$TMP
+while [[ $(( ${#long} + 201 )) -le 4084 ]]; do long=$long/$(printf 'd%.0s' {1..200}); done
+long=$long/$(printf 'e%.0s' $(seq 1 $(( 4086 - ${#long} - 1 ))))
+(cd "$TMP" && mkdir -p "${long#$TMP/}" && cd "${long#$TMP/}" && cp "$PROGRAM/manifest.json" manifest)
+checks=$((checks + 1))
+[[ ${#long} -eq 4086 && -f "$long/manifest" ]] || { echo "FAIL: could not build the long path"; failures=$((failures + 1)); }
+expect 3 "cannot open named data $TMP/" "$AOTRUN" inspect "$long"
+# Write errors on stdout are an error.
+expect 4 "error writing to standard output" sh -c '"$0" inspect "$1" > /dev/full' "$AOTRUN" "$PROGRAM"
 
 echo "$((checks - failures)) of $checks CLI checks passed"
 # Read by testing/run_tests.sh (shell tests have no CMocka summary).

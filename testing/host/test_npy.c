@@ -5,9 +5,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plugin_api/aotrun_host.h"
@@ -215,7 +217,7 @@ static void test_file_errors(void **state) {
   assert_int_equal(aotrun_npy_read("/nonexistent/x.npy", &a),
                    AOTRUN_ERR_NOT_FOUND);
   assert_string_equal(aotrun_host_last_error(),
-                      "cannot open /nonexistent/x.npy: No such file or "
+                      "cannot open .npy file /nonexistent/x.npy: No such file or "
                       "directory");
   float v = 1;
   int64_t shape[1] = {1};
@@ -244,6 +246,80 @@ static void test_file_errors(void **state) {
                       "unknown");
 }
 
+/* A FIFO or a device as input is refused without blocking in open() (a
+ * hang becomes SIGALRM, failing the test), naming the file. */
+static void test_special_files_refused(void **state) {
+  (void)state;
+  char fifo[600];
+  snprintf(fifo, sizeof fifo, "%s.fifo", g_path);
+  unlink(fifo);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm(10);
+  aotrun_npy a;
+  assert_int_equal(aotrun_npy_read(fifo, &a), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_contains(aotrun_host_last_error(), fifo);
+  assert_contains(aotrun_host_last_error(), "is not a regular file (a FIFO)");
+  assert_int_equal(aotrun_npy_read("/dev/zero", &a),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_contains(aotrun_host_last_error(),
+                  "/dev/zero is not a regular file (a device)");
+  assert_null(a.data);
+  alarm(0);
+  unlink(fifo);
+}
+
+/* Sizes are computed with overflow checks: 2^32 x 2^32 float32 is refused
+ * (it wrapped to 0 bytes in `demo` before). */
+static void test_alloc_checks_overflow(void **state) {
+  (void)state;
+  aotrun_npy a = {.dtype = {kDLFloat, 32, 1}, .ndim = 2};
+  a.shape[0] = (int64_t)1 << 32;
+  a.shape[1] = (int64_t)1 << 32;
+  assert_int_equal(aotrun_npy_alloc("input 0", &a),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_contains(aotrun_host_last_error(),
+                  "input 0: shape overflows the address space (dim 1 is "
+                  "4294967296)");
+  assert_null(a.data);
+  a.shape[1] = -1;
+  assert_int_equal(aotrun_npy_alloc("input 0", &a),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  a.shape[0] = 3;
+  a.shape[1] = 2;
+  assert_int_equal(aotrun_npy_alloc("input 0", &a), AOTRUN_OK);
+  assert_int_equal(a.nbytes, 24);
+  assert_non_null(a.data);
+  aotrun_npy_free(&a);
+}
+
+/* Writing never follows a symbolic link: the link's target is untouched. */
+static void test_write_refuses_symlink(void **state) {
+  (void)state;
+  char target[600], link[600];
+  snprintf(target, sizeof target, "%s.target", g_path);
+  snprintf(link, sizeof link, "%s.link", g_path);
+  FILE *f = fopen(target, "wb");
+  assert_non_null(f);
+  fputs("precious", f);
+  fclose(f);
+  unlink(link);
+  assert_int_equal(symlink(target, link), 0);
+  float v = 1;
+  int64_t shape[1] = {1};
+  assert_int_equal(aotrun_npy_write(link, (DLDataType){kDLFloat, 32, 1}, 1,
+                                    shape, &v),
+                   AOTRUN_ERR_ACCESS_FAILED);
+  assert_contains(aotrun_host_last_error(), "is a symbolic link, refused");
+  char buf[32] = {0};
+  f = fopen(target, "rb");
+  assert_non_null(f);
+  assert_int_equal(fread(buf, 1, sizeof buf - 1, f), 8);
+  fclose(f);
+  assert_string_equal(buf, "precious");
+  unlink(link);
+  unlink(target);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip_every_dtype),
@@ -252,6 +328,9 @@ int main(void) {
       cmocka_unit_test(test_version_2_read),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_file_errors),
+      cmocka_unit_test(test_special_files_refused),
+      cmocka_unit_test(test_write_refuses_symlink),
+      cmocka_unit_test(test_alloc_checks_overflow),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

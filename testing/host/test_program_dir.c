@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,11 +202,54 @@ static void test_logger(void **state) {
   assert_string_equal(aotrun_log_level_name(AOTRUN_LOG_DEBUG), "DEBUG");
 }
 
+/* A FIFO as named data is refused without blocking in open(); symbolic
+ * links are followed only to files inside the program directory. */
+static void test_special_files_and_links(void **state) {
+  (void)state;
+  char path[600], target[600];
+  snprintf(path, sizeof path, "%s/weights.fifo", g_dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  snprintf(path, sizeof path, "%s/outside.so", g_dir);
+  assert_int_equal(symlink("/etc/passwd", path), 0);
+  snprintf(path, sizeof path, "%s/dotdot.so", g_dir);
+  assert_int_equal(symlink("../", path), 0);
+  snprintf(path, sizeof path, "%s/alias.so", g_dir);
+  snprintf(target, sizeof target, "%s/forward.so", g_dir);
+  assert_int_equal(symlink("forward.so", path), 0);
+  aotrun_program_dir *d = open_dir();
+  alarm(10); /* a hang fails the test */
+  expect_bad_key(d, "weights.fifo", AOTRUN_ERR_INVALID_ARGUMENT,
+                 "weights.fifo is not a regular file (a FIFO)");
+  expect_bad_key(d, "outside.so", AOTRUN_ERR_INVALID_ARGUMENT,
+                 "outside.so resolves to /etc/passwd, outside the program "
+                 "directory");
+  expect_bad_key(d, "dotdot.so", AOTRUN_ERR_INVALID_ARGUMENT,
+                 "outside the program directory");
+  alarm(0);
+  const void *data = NULL;
+  size_t size = 0;
+  void *token = NULL;
+  assert_int_equal(get(d, "alias.so", &data, &size, &token), AOTRUN_OK);
+  assert_int_equal(size, strlen("model bytes"));
+  assert_memory_equal(data, "model bytes", size);
+  aotrun_program_dir_host_api(d)->release_named_data(
+      aotrun_program_dir_host_api(d)->ctx, token);
+  assert_int_equal(aotrun_program_dir_num_mapped(d), 0);
+  aotrun_program_dir_close(d);
+  const char *made[] = {"weights.fifo", "outside.so", "dotdot.so",
+                        "alias.so"};
+  for (size_t i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s", g_dir, made[i]);
+    unlink(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reads_and_releases),
       cmocka_unit_test(test_bad_keys),
       cmocka_unit_test(test_open_errors),
+      cmocka_unit_test(test_special_files_and_links),
       cmocka_unit_test(test_logger),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
