@@ -236,7 +236,7 @@ static aotrun_status parse_io_list(parse_ctx *ctx, const cJSON *method,
   const cJSON *list;
   aotrun_status s = read_array(ctx, method, key, &list);
   if (s != AOTRUN_OK) return s;
-  size_t n, i = 0;
+  size_t n = 0, i = 0;
   if ((s = count_items(ctx, list, key, AOTRUN_PROGRAM_MAX_IO, &n)) !=
       AOTRUN_OK)
     return s;
@@ -417,7 +417,7 @@ static aotrun_status parse_constants(parse_ctx *ctx, const cJSON *method,
     return fail(ctx, "field 'constants' must be an array, found %s",
                 aotrun_json_describe(list, found, sizeof found));
   }
-  size_t n, i = 0;
+  size_t n = 0, i = 0;
   aotrun_status s =
       count_items(ctx, list, "constants", AOTRUN_PROGRAM_MAX_CONSTANTS, &n);
   if (s != AOTRUN_OK) return s;
@@ -474,7 +474,7 @@ static aotrun_status parse_methods(parse_ctx *ctx, const cJSON *root,
   if (!cJSON_IsObject(methods))
     return fail(ctx, "field 'methods' must be an object, found %s",
                 aotrun_json_describe(methods, found, sizeof found));
-  size_t n, i = 0;
+  size_t n = 0, i = 0;
   aotrun_status s =
       count_items(ctx, methods, "methods", AOTRUN_PROGRAM_MAX_METHODS, &n);
   if (s != AOTRUN_OK) return s;
