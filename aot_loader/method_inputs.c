@@ -112,12 +112,22 @@ static aotrun_status check_one_input(const aotrun_method_runner *r, size_t i,
                             i, decl->name, (int)t->ndim);
   aotrun_status st = check_dims(r, i, t, b, nb, err);
   if (st != AOTRUN_OK) return st;
+  /* Symbolic dims take any size: their product (and the byte size the run
+   * copies) must not overflow, or a huge shape would wrap to a small or
+   * zero size (and NULL data would pass). */
+  size_t bytes = 0;
+  if (!runner_checked_nbytes(t->ndim, t->shape, aotrun_dl_itemsize(t->dtype),
+                             &bytes))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "input %zu (%s) is too large: its byte size "
+                            "overflows a 64-bit count",
+                            i, decl->name);
   if (!runner_is_compact(t->ndim, t->shape, t->strides))
     return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
                             "input %zu (%s) is not contiguous (row-major "
                             "strides are required)",
                             i, decl->name);
-  if (t->data == NULL && runner_numel(t->ndim, t->shape) > 0)
+  if (t->data == NULL && bytes > 0)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "input %zu (%s) has no data", i, decl->name);
   return aotrun_runner_check_device(r, "input", i, decl->name, t->device,

@@ -56,8 +56,21 @@ static inline int runner_is_compact(int32_t ndim, const int64_t *shape,
   int64_t expect = 1;
   for (int32_t d = ndim - 1; d >= 0; d--) {
     if (shape[d] != 1 && strides[d] != expect) return 0;
-    expect *= shape[d];
+    /* Sizes from a caller may be hostile: a product past INT64_MAX cannot
+     * be the stride of a real (compact) tensor. */
+    if (d > 0 && __builtin_mul_overflow(expect, shape[d], &expect)) return 0;
   }
+  return 1;
+}
+
+/* Byte size of a tensor of non-negative sizes: 1 and *bytes set when
+ * product(shape) * itemsize fits in int64_t, 0 when it overflows. */
+static inline int runner_checked_nbytes(int32_t ndim, const int64_t *shape,
+                                        size_t itemsize, size_t *bytes) {
+  int64_t n = (int64_t)itemsize;
+  for (int32_t d = 0; d < ndim; d++)
+    if (shape[d] < 0 || __builtin_mul_overflow(n, shape[d], &n)) return 0;
+  *bytes = (size_t)n;
   return 1;
 }
 

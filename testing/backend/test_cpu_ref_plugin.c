@@ -231,10 +231,38 @@ static void test_input_validation_messages(void **state) {
   assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
   assert_string_equal(c->api->last_error(c->method),
                       "input 0 (x) has no data");
+  /* Found by testing/fuzz/fuzz_inputs.c: a symbolic dim takes any size, and
+   * a huge one made the byte size wrap (2^62 rows x 4 float32 = 2^64 bytes,
+   * 0 in size_t: NULL data passed and the model got a 2^62-row tensor) or
+   * overflowed the contiguity check (signed overflow, UBSan). */
+  make_call(&t, 2, 2);
+  t.x_shape[0] = (int64_t)1 << 62;
+  t.in[0].data = NULL;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) is too large: its byte size overflows a "
+                      "64-bit count");
+  make_call(&t, 2, 2);
+  int64_t row_strides[2] = {4, 1};
+  t.x_shape[0] = INT64_MAX / 2;
+  t.in[0].strides = row_strides;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) is too large: its byte size overflows a "
+                      "64-bit count");
   /* None of the refused calls reached the model: the counter is at 1. */
   make_call(&t, 2, 2);
   assert_int_equal(execute(c, &t), AOTRUN_OK);
   assert_float_equal(t.calls, 1.0f, 0);
+  /* An output with room for INT64_MAX / 2 rows and strides {3, 1}: the
+   * contiguity check multiplied past INT64_MAX (UBSan, found by the fuzz
+   * target); it is compact, so the call succeeds. */
+  make_call(&t, 2, 2);
+  int64_t y_strides[2] = {3, 1};
+  t.y_shape[0] = INT64_MAX / 2;
+  t.out[0].strides = y_strides;
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  assert_int_equal(t.y_shape[0], 2); /* the real size is written back */
 }
 
 static void test_model_failure_reported(void **state) {
