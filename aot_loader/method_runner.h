@@ -146,7 +146,8 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *runner,
                                                 void *stream,
                                                 aotrun_error *err);
 
-/* Deletes each non-NULL handle and sets it to NULL. */
+/* Deletes each non-NULL handle once (a model may return one handle in
+ * several slots) and sets every slot to NULL. */
 void aotrun_method_runner_delete_handles(AtenTensorHandle *handles, size_t n);
 
 /* The method name of compile specs ({"method", name}); "forward" when the

@@ -228,9 +228,11 @@ static aotrun_status check_run_args(const aotrun_model_library *lib,
 static void drop_outputs(AtenTensorHandle *outputs, size_t n) {
   aotrun_delete_tensor_fn del = aotrun_global_symbols_shim_delete_tensor();
   for (size_t i = 0; i < n; i++) {
-    if (outputs[i] != NULL && del != NULL) del(outputs[i]);
-    outputs[i] = NULL;
+    int again = 0; /* one handle in two slots is one reference */
+    for (size_t k = 0; k < i && !again; k++) again = outputs[k] == outputs[i];
+    if (outputs[i] != NULL && del != NULL && !again) del(outputs[i]);
   }
+  for (size_t i = 0; i < n; i++) outputs[i] = NULL;
 }
 
 aotrun_status aotrun_model_library_run(aotrun_model_library *lib,

@@ -279,6 +279,28 @@ static void test_model_failure_reported(void **state) {
   assert_int_equal(execute(c, &t), AOTRUN_OK); /* still usable */
 }
 
+/* issue 13: a model that returns one handle in two slots or views of one
+ * buffer must not crash the host (the handle was deleted twice). */
+static void test_aliased_outputs(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 2);
+  t.x[0] = 54321.0f; /* fixture hook: output 1 views y[0][1] */
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  float want[6];
+  program_fixture_expected(t.x, 2, want);
+  for (int i = 0; i < 6; i++) assert_float_equal(t.y[i], want[i], 0);
+  assert_float_equal(t.calls, want[1], 0);
+  make_call(&t, 2, 2);
+  t.x[0] = 12345.0f; /* fixture hook: output 0's handle in both slots */
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "output 1 (calls) has 2 dims, the caller's tensor has 1");
+  make_call(&t, 2, 2);
+  assert_int_equal(execute(c, &t), AOTRUN_OK); /* still usable */
+}
+
 static void test_io_info(void **state) {
   ctx *c = *state;
   init_forward(c);
@@ -407,6 +429,7 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_model_failure_reported, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_aliased_outputs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_io_info, setup, teardown),
       cmocka_unit_test_setup_teardown(test_init_failures_leave_nothing, setup,
                                       teardown),

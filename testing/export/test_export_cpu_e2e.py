@@ -184,3 +184,56 @@ def test_attention_math_holds_through_the_compile(tmp_path):
                        log=lambda s: None)
     imports = m["methods"]["forward"]["aoti_torch_imports"]
     assert not [n for n in imports if "scaled_dot_product" in n], imports
+
+
+def test_deterministic_holds_through_trace_and_compile(tmp_path, monkeypatch):
+    """deterministic=True: torch.use_deterministic_algorithms is on while
+    torch.export traces and while AOTInductor lowers (its lowerings read
+    the flag to keep atomic-accumulating ops as fallbacks), off again
+    afterwards, and the export notes say so."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    import torch._inductor
+    from aotrun_export import export_program
+
+    seen = []
+    real_compile = torch._inductor.aoti_compile_and_package
+
+    def spy(*a, **k):
+        seen.append(("compile", torch.are_deterministic_algorithms_enabled()))
+        return real_compile(*a, **k)
+
+    monkeypatch.setattr(torch._inductor, "aoti_compile_and_package", spy)
+
+    class Acc(torch.nn.Module):
+        def forward(self, x, i):
+            seen.append(("trace", torch.are_deterministic_algorithms_enabled()))
+            return torch.zeros(4, 3).index_add(0, i, x)
+
+    logs = []
+    args = (torch.randn(6, 3), torch.tensor([0, 1, 1, 3, 0, 2]))
+    export_program({"forward": (Acc(), args)}, str(tmp_path / "det"),
+                   deterministic=True, log=logs.append)
+    assert ("trace", True) in seen and ("compile", True) in seen, seen
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert any("deterministic algorithms" in l for l in logs), logs
+
+    seen.clear()
+    export_program({"forward": (Acc(), args)}, str(tmp_path / "plain"),
+                   log=lambda s: None)
+    assert ("compile", False) in seen and ("trace", True) not in seen, seen
+
+
+def test_cli_deterministic_flag_reaches_export(monkeypatch):
+    """`--deterministic` on the command line becomes deterministic=True."""
+    from aotrun_export import __main__ as cli
+    got = {}
+
+    def fake_export(methods, out, **kw):
+        got.update(kw)
+        return {"methods": {}}
+
+    import aotrun_export.exporter as exporter
+    monkeypatch.setattr(exporter, "export_program", fake_export)
+    monkeypatch.setattr(cli, "load_source", lambda s, m: ({"forward": None}, {}))
+    assert cli.main(["m:f", "/tmp/unused-out", "--deterministic"]) == 0
+    assert got.get("deterministic") is True

@@ -87,13 +87,24 @@ def write_reference(case_dir, module, methods, calls, stateful):
 def run_case(case, out_dir, args, log):
     case_dir = os.path.join(out_dir, case.name)
     module, methods = case.build(args.device)
-    ref = write_reference(case_dir, module, methods, args.calls, case.stateful)
+    # A deterministic case is exported with deterministic=True and its
+    # reference computed in eager deterministic mode (one defined result
+    # for repeated scatter targets, accumulation in index order).
+    det = bool(case.extra.get("deterministic"))
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(det or was)
+    try:
+        ref = write_reference(case_dir, module, methods, args.calls,
+                              case.stateful)
+    finally:
+        torch.use_deterministic_algorithms(was)
     dyn = case.dynamic_shapes() if case.dynamic_shapes else None
     t0 = time.time()
     manifest = export_program(methods, case_dir, dynamic_shapes=dyn,
                               triton_gemm=args.triton_gemm,
                               shim_exports=args.shim_exports,
-                              keep_packages=args.keep_packages, log=log)
+                              keep_packages=args.keep_packages,
+                              deterministic=det, log=log)
     ref["export_seconds"] = round(time.time() - t0, 1)
     ref["notes"] = {m: e.get("notes", []) for m, e in manifest["methods"].items()}
     ref["imports"] = {m: e.get("aoti_torch_imports", [])

@@ -248,6 +248,71 @@ class ScatterReduceZoo(nn.Module):
         return p, m, torch.nonzero(x > 0.5), torch.masked_select(x, x < -0.5)
 
 
+class DeterministicAccumulate(nn.Module):
+    """Accumulating and last-write-wins ops exported in deterministic mode
+    (they become fallback shims instead of Triton atomics): scatter_add,
+    index_put with accumulate, index_add, scatter_reduce sum, scatter of a
+    source and of a value with repeated targets."""
+
+    def forward(self, x, idx, rows, vals):
+        z = x.new_zeros(16, x.shape[1])
+        return (z.scatter_add(0, idx, x),
+                z.index_put((rows,), vals, accumulate=True),
+                z.index_add(0, rows, vals),
+                z.scatter_reduce(0, idx, x, "sum", include_self=False),
+                z.scatter(0, idx, x),
+                z.scatter(0, idx, 2.5),
+                x.masked_scatter(x > 0.3, vals.reshape(-1)[: x.numel()]
+                                 .reshape(x.shape) * 3))
+
+
+class SortRows(nn.Module):
+    """Row sorts past Inductor's own (persistent) sort size: plain, stable
+    descending along dim 0, argsort, and a masked_scatter."""
+
+    def forward(self, x, m):
+        v, i = torch.sort(x, dim=-1)
+        vd, id_ = torch.sort(x.t(), dim=0, stable=True, descending=True)
+        return v, i, vd, id_, torch.argsort(x, dim=-1, stable=True), \
+            x.masked_scatter(m, x.flip(-1) * 2)
+
+
+class AliasOutputs(nn.Module):
+    """Outputs that are views of one buffer, transposed, reshaped, aliased
+    with each other (issue 13's crash)."""
+
+    def forward(self, x):
+        sq = x * x
+        t = sq.t()
+        return t, t.contiguous(), sq, sq.reshape(sq.shape), sq.view(1, 3, 4), \
+            sq * x
+
+
+class InputAliasOutputs(nn.Module):
+    """Outputs that are the input itself or views of it."""
+
+    def forward(self, x):
+        return x, x.t(), x[1:], x.view(12), x + 1
+
+
+def _det_accumulate(device):
+    _seed()
+    m = DeterministicAccumulate().to(device)
+    x = torch.randn(40, 8, device=device)
+    idx = torch.randint(0, 16, (40, 8), device=device)
+    rows = torch.randint(0, 16, (320,), device=device)
+    vals = torch.randn(320, 8, device=device)
+    return m, {"forward": (m.forward, (x, idx, rows, vals))}
+
+
+def _sort_rows(device):
+    _seed()
+    m = SortRows().to(device)
+    x = torch.randn(6, 3000, device=device)
+    x[0, :100] = 0.5                      # ties: stable order matters
+    return m, {"forward": (m.forward, (x, torch.rand(6, 3000, device=device) > 0.5))}
+
+
 def _moe(device):
     _seed()
     m = MoELayer().to(device).to(torch.bfloat16)
@@ -335,6 +400,16 @@ CASES = [
     Case("topk_selector", _topk, notes="topk, sort, gather"),
     Case("scatter_zoo", _scatter_zoo,
          notes="scatter_reduce prod/amin, nonzero, masked_select"),
+    Case("det_accumulate", _det_accumulate,
+         notes="exported with deterministic=True: scatter_add, index_put "
+               "accumulate, index_add, scatter src/value, masked_scatter",
+         extra={"deterministic": True}),
+    Case("sort_rows", _sort_rows, notes="sort, stable sort, argsort, "
+         "masked_scatter on 3000-wide rows"),
+    Case("alias_outputs", _plain(AliasOutputs, 3, 4),
+         notes="outputs that are views/aliases of one buffer"),
+    Case("input_alias_outputs", _plain(InputAliasOutputs, 3, 4),
+         notes="outputs that are the input or views of it"),
 ]
 
 BY_NAME = {c.name: c for c in CASES}

@@ -190,6 +190,11 @@ def _parser():
                    "every call")
     p.add_argument("--math-attention", action="store_true",
                    help="always decompose SDPA into bmm + softmax")
+    p.add_argument("--deterministic", action="store_true",
+                   help="compile under torch.use_deterministic_algorithms: "
+                   "accumulating ops (scatter_add, index_put accumulate, "
+                   "scatter_reduce sum/mean) become aotrun's deterministic "
+                   "shims, so every run gives the same bits")
     p.add_argument("--keep-packages", action="store_true",
                    help="also copy the AOTInductor .pt2 packages to OUT_DIR")
     return p
@@ -224,6 +229,8 @@ def main(argv=None) -> int:
             kwargs["attention_math"] = False
         if a.math_attention:
             kwargs["attention_math"] = True
+        if a.deterministic:
+            kwargs["deterministic"] = True
         from .exporter import export_program
         m = export_program(methods, out, shim_exports=a.shim_exports,
                            keep_packages=a.keep_packages,

@@ -11,6 +11,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import __version__
 from . import attention_mode
+from .determinism import NOTE as DETERMINISTIC_NOTE
+from .determinism import deterministic_algorithms
 from .options import has_convolution, inductor_options
 from .passes import (PassError, as_needed_linking, constant_folding_decision,
                      distribution_checks_as_asserts, run_passes)
@@ -121,22 +123,25 @@ def export_method(fn, args, kwargs, *, dynamic_shapes, strict):
 
 def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                    attention_math, inductor_configs, strict, work_dir, log,
-                   skip_passes=(), shim_exports=None):
+                   skip_passes=(), shim_exports=None, deterministic=False):
     """torch.export + the exporter passes + AOTInductor for one method.
     attention_math: True (SDPA as bmm + softmax), False (fused SDPA shims)
     or None (fused where the shim covers every call: attention_mode.py);
     shim_exports: the shim's exported names, or None when unknown.
+    deterministic: trace and compile under torch.use_deterministic_algorithms
+    (determinism.py).
     Returns (exported program after the passes, PackageModel, notes)."""
     import torch
 
     def run(grad):
-        with _TORCH_LOCK, torch.set_grad_enabled(grad):
+        with _TORCH_LOCK, torch.set_grad_enabled(grad), \
+                deterministic_algorithms(deterministic):
             return _compile_locked(
                 name, fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
                 work_dir=work_dir, log=log, skip_passes=skip_passes,
-                shim_exports=shim_exports)
+                shim_exports=shim_exports, deterministic=deterministic)
     grad = torch.is_grad_enabled()  # thread-local: carried to the worker
     if threading.current_thread() is threading.main_thread():
         return run(grad)
@@ -172,7 +177,7 @@ def _trace(name, fn, args, kwargs, *, dynamic_shapes, strict, skip_passes,
 
 def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                     attention_math, inductor_configs, strict, work_dir, log,
-                    skip_passes, shim_exports=None):
+                    skip_passes, shim_exports=None, deterministic=False):
     import torch
     math, attn_note = attention_mode.resolve(
         attention_math, shim_exports,
@@ -190,6 +195,8 @@ def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                          "math decomposition (bmm + softmax)")
     if attn_note:
         notes = notes + [attn_note]
+    if deterministic:
+        notes = notes + [DETERMINISTIC_NOTE]
     fold_opts, fold_note = constant_folding_decision(ep)
     opts, option_notes = inductor_options(
         triton_gemm=triton_gemm, has_conv=has_convolution(ep),
@@ -219,6 +226,7 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                    strict: bool = False,
                    keep_packages: bool = False,
                    skip_passes: Sequence[str] = (),
+                   deterministic: bool = False,
                    log: Callable[[str], None] = print) -> dict:
     """Exports each method and writes the program directory `out_dir`.
 
@@ -235,6 +243,8 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
       the program runs on CUDA and the shim (shim_exports, when given)
       covers every call, else bmm + softmax with a note; True: always
       bmm + softmax; False: always fused (attention_mode.py).
+    deterministic: compile under torch.use_deterministic_algorithms(True):
+      accumulating ops become aotrun's deterministic shims (determinism.py).
     skip_passes: names of exporter passes to leave out (passes/__init__.py;
       for tests and diagnosis: the passes make programs correct).
     Returns the manifest dict. Nothing is left in out_dir on failure.
@@ -273,7 +283,7 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
                 work_dir=work, log=log, skip_passes=skip_passes,
-                shim_exports=exports)
+                shim_exports=exports, deterministic=deterministic)
             manifest["methods"][name] = _method_entry(
                 name, ep, pkg, stage, weights, notes, exports)
         if weights:
