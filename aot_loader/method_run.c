@@ -329,6 +329,35 @@ static aotrun_status synchronize(aotrun_method_runner *r, void *stream,
   return AOTRUN_OK;
 }
 
+/* Up to this many inputs/outputs, per-call arrays live on the stack (no
+ * heap allocation on the execute path). */
+#define STACK_IO 16
+
+/* Checks every output before the first byte is written, then copies each
+ * on the current stream (the caller holds the stream guard); no sync. */
+static aotrun_status copy_outputs_unsynced(aotrun_method_runner *r,
+                                           AtenTensorHandle *sources,
+                                           DLTensor *outputs,
+                                           size_t num_outputs, void *stream,
+                                           aotrun_error *err) {
+  out_desc stack[STACK_IO];
+  out_desc *d = num_outputs <= STACK_IO ? stack
+                                        : calloc(num_outputs, sizeof *d);
+  if (d == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory copying the outputs of %s",
+                            r->method);
+  aotrun_status st = AOTRUN_OK;
+  for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++) {
+    st = describe_output(sources[i], i, &d[i], err);
+    if (st == AOTRUN_OK) st = check_output_fits(r, i, &d[i], &outputs[i], err);
+  }
+  for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++)
+    st = copy_one_output(r, i, sources[i], &d[i], &outputs[i], stream, err);
+  if (d != stack) free(d);
+  return st;
+}
+
 aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
                                                 AtenTensorHandle *sources,
                                                 DLTensor *outputs,
@@ -342,31 +371,57 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s returns %zu outputs, got %zu",
                             r->method, r->num_io[1], num_outputs);
-  aotrun_status st = AOTRUN_OK;
   if (num_outputs > 0 && (outputs == NULL || sources == NULL))
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);
-  out_desc *d = calloc(num_outputs + 1, sizeof *d);
-  if (d == NULL)
-    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
-                            "out of memory copying the outputs of %s",
-                            r->method);
-  /* Every output is checked before the first byte is written. */
-  for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++) {
-    st = describe_output(sources[i], i, &d[i], err);
-    if (st == AOTRUN_OK) st = check_output_fits(r, i, &d[i], &outputs[i], err);
-  }
   CUDAStreamGuardHandle guard = NULL;
-  if (st == AOTRUN_OK) st = open_guard(r, stream, &guard, err);
-  for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++)
-    st = copy_one_output(r, i, sources[i], &d[i], &outputs[i], stream, err);
+  aotrun_status st = open_guard(r, stream, &guard, err);
+  if (st == AOTRUN_OK)
+    st = copy_outputs_unsynced(r, sources, outputs, num_outputs, stream, err);
   close_guard(guard);
-  free(d);
   if (st != AOTRUN_OK) return st;
   return synchronize(r, stream, err);
 }
 
 /* ---- the whole call ----------------------------------------------------- */
+
+/* One call, inputs already checked: one stream guard around staging, the
+ * model and the output copies; then the handles go and the stream is
+ * synchronised. */
+static aotrun_status run_checked(aotrun_method_runner *r,
+                                 const DLTensor *inputs, size_t num_inputs,
+                                 DLTensor *outputs, size_t num_outputs,
+                                 void *stream, aotrun_error *err) {
+  aotrun_status st = check_handle_args(r, num_inputs, num_outputs, err);
+  if (st != AOTRUN_OK) return st;
+  if (num_outputs > 0 && outputs == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s: the outputs array is NULL", r->method);
+  AtenTensorHandle in_stack[STACK_IO] = {0}, out_stack[STACK_IO] = {0};
+  AtenTensorHandle *in = num_inputs <= STACK_IO
+                             ? in_stack
+                             : calloc(num_inputs, sizeof *in);
+  AtenTensorHandle *out = num_outputs <= STACK_IO
+                              ? out_stack
+                              : calloc(num_outputs, sizeof *out);
+  CUDAStreamGuardHandle guard = NULL;
+  if (in == NULL || out == NULL)
+    st = aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                          "out of memory running %s", r->method);
+  if (st == AOTRUN_OK) st = open_guard(r, stream, &guard, err);
+  if (st == AOTRUN_OK)
+    st = input_handles(r, inputs, num_inputs, stream, 1, in, err);
+  if (st == AOTRUN_OK)
+    st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
+  if (st == AOTRUN_OK)
+    st = copy_outputs_unsynced(r, out, outputs, num_outputs, stream, err);
+  close_guard(guard);
+  aotrun_method_runner_delete_handles(out, num_outputs);
+  if (in != in_stack) free(in);
+  if (out != out_stack) free(out);
+  if (st != AOTRUN_OK) return st;
+  return synchronize(r, stream, err);
+}
 
 aotrun_status aotrun_method_runner_run(aotrun_method_runner *r,
                                        const DLTensor *inputs,
@@ -376,28 +431,18 @@ aotrun_status aotrun_method_runner_run(aotrun_method_runner *r,
   aotrun_status st = aotrun_method_runner_check_inputs(r, inputs, num_inputs,
                                                        err);
   if (st != AOTRUN_OK) return st;
-  st = check_handle_args(r, num_inputs, num_outputs, err);
-  if (st != AOTRUN_OK) return st;
-  if (num_outputs > 0 && outputs == NULL)
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, err);
+}
+
+aotrun_status aotrun_method_runner_run_checked(aotrun_method_runner *r,
+                                               const DLTensor *inputs,
+                                               size_t num_inputs,
+                                               DLTensor *outputs,
+                                               size_t num_outputs,
+                                               void *stream,
+                                               aotrun_error *err) {
+  if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "method %s: the outputs array is NULL", r->method);
-  AtenTensorHandle *in = calloc(num_inputs + 1, sizeof *in);
-  AtenTensorHandle *out = calloc(num_outputs + 1, sizeof *out);
-  CUDAStreamGuardHandle guard = NULL;
-  if (in == NULL || out == NULL)
-    st = aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
-                          "out of memory running %s", r->method);
-  if (st == AOTRUN_OK) st = open_guard(r, stream, &guard, err);
-  if (st == AOTRUN_OK)
-    st = input_handles(r, inputs, num_inputs, stream, 1, in, err);
-  close_guard(guard);
-  if (st == AOTRUN_OK)
-    st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
-  if (st == AOTRUN_OK)
-    st = aotrun_method_runner_copy_outputs(r, out, outputs, num_outputs,
-                                           stream, err);
-  aotrun_method_runner_delete_handles(out, num_outputs);
-  free(in);
-  free(out);
-  return st;
+                            "method handle is NULL");
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, err);
 }

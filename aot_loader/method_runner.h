@@ -123,6 +123,17 @@ aotrun_status aotrun_method_runner_run(aotrun_method_runner *runner,
                                        size_t num_outputs, void *stream,
                                        aotrun_error *err);
 
+/* aotrun_method_runner_run for inputs that already passed
+ * aotrun_method_runner_check_inputs on this runner (the CUDA backend checks
+ * once per execute, before choosing graph replay or a direct run). */
+aotrun_status aotrun_method_runner_run_checked(aotrun_method_runner *runner,
+                                               const DLTensor *inputs,
+                                               size_t num_inputs,
+                                               DLTensor *outputs,
+                                               size_t num_outputs,
+                                               void *stream,
+                                               aotrun_error *err);
+
 /* Runs the model once over inputs that already live in the model's memory
  * (fresh non-owning handles are made over them; nothing is staged or
  * synchronised). On success outputs[] receive new references the caller

@@ -59,8 +59,10 @@ static aotrun_status runner_copy(void *ctx, void *dst, const void *src,
   return aotrun_cuda_copy(dst, src, bytes, kind, stream, err);
 }
 
+/* ctx: the method's aotrun_cuda_timing (or NULL): its stop event goes in
+ * just before the call's final synchronisation. */
 static aotrun_status runner_sync(void *ctx, void *stream, aotrun_error *err) {
-  (void)ctx;
+  if (ctx != NULL) aotrun_cuda_timing_mark_end(ctx, stream);
   return aotrun_cuda_synchronize(stream, err);
 }
 
@@ -99,8 +101,8 @@ const aotrun_device_ops *aotrun_cuda_memory_ops(void) {
   return &kOps;
 }
 
-aotrun_runner_device_ops aotrun_cuda_runner_ops(void) {
-  aotrun_runner_device_ops ops = {NULL, runner_copy, runner_sync,
+aotrun_runner_device_ops aotrun_cuda_runner_ops(aotrun_cuda_timing *timing) {
+  aotrun_runner_device_ops ops = {timing, runner_copy, runner_sync,
                                   aotrun_cuda_memory_ops()};
   return ops;
 }

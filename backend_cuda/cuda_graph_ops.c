@@ -16,8 +16,9 @@ static aotrun_status cuda_failed(aotrun_error *err, const char *what,
 
 static aotrun_status run_direct(void *ctx, const DLTensor *in, size_t ni,
                                 DLTensor *out, size_t no, aotrun_error *err) {
-  return aotrun_method_runner_run(C(ctx)->runner, in, ni, out, no,
-                                  C(ctx)->stream, err);
+  /* aotrun_cuda_method_execute checked the inputs already. */
+  return aotrun_method_runner_run_checked(C(ctx)->runner, in, ni, out, no,
+                                          C(ctx)->stream, err);
 }
 
 static aotrun_status run_capture(void *ctx, const DLTensor *in, size_t ni,

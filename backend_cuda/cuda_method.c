@@ -15,6 +15,7 @@
 #include "backend_cuda/cuda_graph_policy.h"
 #include "backend_cuda/cuda_graph_state.h"
 #include "backend_cuda/cuda_stream.h"
+#include "backend_cuda/cuda_timing.h"
 #include "backend_cuda/weight_registry.h"
 
 struct aotrun_method {
@@ -27,6 +28,7 @@ struct aotrun_method {
   aotrun_method_runner *runner;
   aotrun_cuda_graph_ctx graph_ctx;
   aotrun_graph_state *graph;
+  aotrun_cuda_timing timing; /* option gpu_timing */
   aotrun_error err; /* last failed call */
 };
 
@@ -64,6 +66,7 @@ void aotrun_cuda_method_destroy(aotrun_method *m) {
   aotrun_method_runner_destroy(m->runner);
   aotrun_weight_registry_release(m->weights);
   aotrun_cuda_stream_release(m->stream);
+  aotrun_cuda_timing_destroy(&m->timing);
   free(m);
 }
 
@@ -83,7 +86,7 @@ static aotrun_status make_runner(aotrun_method *m, const void *manifest,
       .manifest_size = size,
       .method = method,
       .device = m->device_str,
-      .ops = aotrun_cuda_runner_ops(),
+      .ops = aotrun_cuda_runner_ops(&m->timing),
       .weight_cache = cache,
   };
   return aotrun_method_runner_create(&config, &m->runner, err);
@@ -136,6 +139,7 @@ aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
   m->device = device;
   snprintf(m->device_str, sizeof m->device_str, "cuda:%d", device);
   m->opts = *defaults;
+  aotrun_cuda_timing_init(&m->timing);
   st = aotrun_cuda_stream_acquire(device, m->opts.shared_stream, &m->stream,
                                   err);
   /* The device error slot, made now: allocating it is not a stream
@@ -174,9 +178,10 @@ aotrun_status aotrun_cuda_method_execute(aotrun_method *m,
   aotrun_status st =
       aotrun_method_runner_check_inputs(m->runner, inputs, ni, &m->err);
   if (st == AOTRUN_OK) st = use_device(m);
-  if (st == AOTRUN_OK)
-    st = aotrun_graph_state_execute(m->graph, inputs, ni, outputs, no,
-                                    &m->err);
+  if (st != AOTRUN_OK) return st;
+  aotrun_cuda_timing_begin(&m->timing, m->graph_ctx.stream);
+  st = aotrun_graph_state_execute(m->graph, inputs, ni, outputs, no, &m->err);
+  aotrun_cuda_timing_finish(&m->timing, st == AOTRUN_OK);
   return st;
 }
 
@@ -210,6 +215,9 @@ aotrun_status aotrun_cuda_method_set_option(aotrun_method *m,
                  : AOTRUN_OK;
     case AOTRUN_CUDA_OPT_SHARED_STREAM:
       return switch_stream(m, opt->bool_value != 0);
+    case AOTRUN_CUDA_OPT_GPU_TIMING:
+      return aotrun_cuda_timing_enable(&m->timing, opt->bool_value != 0,
+                                       &m->err);
     case AOTRUN_CUDA_OPT_GRAPH_METHODS:
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
       if (st == AOTRUN_OK)
@@ -235,6 +243,17 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
     out->type = AOTRUN_OPTION_STRING;
     out->string_value =
         aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
+    return AOTRUN_OK;
+  }
+  if (id == AOTRUN_CUDA_OPT_GPU_TIMING ||
+      id == AOTRUN_CUDA_OPT_LAST_GPU_TIME) {
+    memset(out, 0, sizeof *out);
+    out->key = aotrun_cuda_option_key(id);
+    out->type = aotrun_cuda_option_type(id);
+    if (id == AOTRUN_CUDA_OPT_GPU_TIMING)
+      out->bool_value = m->timing.enabled;
+    else
+      out->int_value = m->timing.last_ns;
     return AOTRUN_OK;
   }
   if (id == AOTRUN_CUDA_OPT_WEIGHT_COPIES) {

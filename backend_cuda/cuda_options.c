@@ -33,6 +33,10 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
                                      0, WHERE_METHOD},
     [AOTRUN_CUDA_OPT_WEIGHT_COPIES] = {"weight_copies", AOTRUN_OPTION_INT, 0,
                                        WHERE_METHOD},
+    [AOTRUN_CUDA_OPT_GPU_TIMING] = {"gpu_timing", AOTRUN_OPTION_BOOL,
+                                    WHERE_METHOD, WHERE_METHOD},
+    [AOTRUN_CUDA_OPT_LAST_GPU_TIME] = {"last_gpu_time_ns", AOTRUN_OPTION_INT,
+                                       0, WHERE_METHOD},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -101,7 +105,8 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "backend cuda has no option '%s' (options: "
                           "enable_cuda_graph_for_method, shared_stream, "
                           "share_weights, log_level, recapture, "
-                          "cuda_graph_phase, weight_copies)",
+                          "cuda_graph_phase, weight_copies, gpu_timing, "
+                          "last_gpu_time_ns)",
                           key);
 }
 

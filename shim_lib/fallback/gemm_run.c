@@ -1,7 +1,8 @@
 /* gemm_run.c: runs an aotrun_fb_gemm with cuBLAS on the current stream
- * (for _addmm_activation: cuBLASLt with a RELU / GELU(tanh) epilogue, and
- * the bias epilogue where the bias is one contiguous row, where ATen fuses
- * too; elsewhere a plain GEMM and then the activation kernel, as ATen).
+ * (where ATen uses cuBLASLt -- _addmm_activation, and addmm with a bias that
+ * is one contiguous row -- cuBLASLt with the RELU / GELU(tanh) / BIAS
+ * epilogue, its heuristic's answer cached per problem (gemm_algo_cache.h);
+ * elsewhere a plain GEMM and then the activation kernel, as ATen).
  *
  * cuBLAS is column-major; a row-major C = A @ B is the column-major
  * C^T = B^T @ A^T, so B goes first. Each operand is used in place when it is
@@ -20,6 +21,7 @@
 #include "shim_lib/fallback/fallback_kernels.h"
 #include "shim_lib/fallback/fallback_temp.h"
 #include "shim_lib/fallback/gemm.h"
+#include "shim_lib/fallback/gemm_algo_cache.h"
 
 static aotrun_fb_matrix transposed(const aotrun_fb_matrix *x) {
   aotrun_fb_matrix t = *x;
@@ -306,21 +308,45 @@ static AOTITorchError call_cublaslt(const aotrun_fb_gemm *g,
                pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c,
                sizeof al_c),
            "alignment D");
-  cublasLtMatmulHeuristicResult_t heur;
-  int found = 0;
-  memset(&heur, 0, sizeof heur);
-  LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1,
-                                          &heur, &found),
-           "heuristic query");
-  if (found < 1) {
-    err = aotrun_shim_fail(
-        "%s: cuBLASLt has no algorithm for this GEMM with epilogue %d "
-        "(m=%lld n=%lld k=%lld)",
-        g->op, (int)epi, (long long)g->m, (long long)g->n, (long long)g->k);
-    goto done;
+  aotrun_fb_algo_key key;
+  memset(&key, 0, sizeof key);
+  key.device = g->device;
+  key.dtype = g->dtype;
+  key.out_dtype = g->out_dtype;
+  key.trans_a = (int32_t)ta;
+  key.trans_b = (int32_t)tb;
+  key.epilogue = (int32_t)epi;
+  key.m = g->m;
+  key.n = g->n;
+  key.k = g->k;
+  key.lda = b->ld;
+  key.ldb = a->ld;
+  key.ldc = ldc;
+  key.align_a = al_a;
+  key.align_b = al_b;
+  key.align_c = al_c;
+  key.has_bias = bias_vec != NULL;
+  key.workspace_bytes = ws_bytes;
+  cublasLtMatmulAlgo_t algo;
+  if (!aotrun_fb_algo_cache_find(&key, &algo)) {
+    cublasLtMatmulHeuristicResult_t heur;
+    int found = 0;
+    memset(&heur, 0, sizeof heur);
+    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1,
+                                            &heur, &found),
+             "heuristic query");
+    if (found < 1) {
+      err = aotrun_shim_fail(
+          "%s: cuBLASLt has no algorithm for this GEMM with epilogue %d "
+          "(m=%lld n=%lld k=%lld)",
+          g->op, (int)epi, (long long)g->m, (long long)g->n, (long long)g->k);
+      goto done;
+    }
+    algo = heur.algo;
+    aotrun_fb_algo_cache_put(&key, &algo);
   }
   LT_CHECK(cublasLtMatmul(lt, desc, alpha, b->data, la, a->data, lb, betap,
-                          c->data, lc, c->data, lc, &heur.algo, ws, ws_bytes,
+                          c->data, lc, c->data, lc, &algo, ws, ws_bytes,
                           stream),
            "matmul");
 done:
@@ -339,9 +365,12 @@ done:
  * contiguous one whose one non-unit dim is the last, of size n. Otherwise
  * ATen runs a plain GEMM and then relu_ / gelu_(x, "tanh") as a separate
  * elementwise op: cuBLASLt's GELU epilogue and ATen's gelu kernel round
- * differently (visible in float64), so the choice follows ATen's. */
-static int fuse_activation(const aotrun_fb_gemm *g) {
-  if (g->act == AOTRUN_FB_ACT_NONE || g->batch != 1) return 0;
+ * differently (visible in float64), so the choice follows ATen's. Plain
+ * addmm takes the same test (ATen's addmm_out_cuda_impl): a compliant
+ * vector bias goes into the BIAS epilogue, one launch instead of a copy
+ * of the bias into out and a GEMM. */
+static int lt_compliant(const aotrun_fb_gemm *g) {
+  if (g->batch != 1) return 0;
   if (g->beta != 1.0 || g->m <= 1 || g->k <= 1 || g->n <= 1) return 0;
   return g->has_bias && (g->bias_ndim == 2 || g->bias_fusable);
 }
@@ -351,7 +380,7 @@ static int fuse_activation(const aotrun_fb_gemm *g) {
  * contiguous row (n values) shared by every row. NULL when it does not
  * apply. */
 static const void *bias_vector(const aotrun_fb_gemm *g, int transposed) {
-  if (!fuse_activation(g) || transposed) return NULL;
+  if (!lt_compliant(g) || transposed) return NULL;
   if (g->bias_row_stride != 0 || (g->n > 1 && g->bias_col_stride != 1))
     return NULL;
   return g->bias_data;
@@ -405,7 +434,9 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   if (!err) err = prepare_operand(&p, temps, "a GEMM operand", &p.b, stream, &b);
   if (err) return err;
 
-  if (fuse_activation(g)) {
+  int use_lt = lt_compliant(g) &&
+               (g->act != AOTRUN_FB_ACT_NONE || bias_vec != NULL);
+  if (use_lt) {
     err = call_cublaslt(&p, stream, &a, &b, &target, ldc, beta, bias_vec);
   } else {
     cublasHandle_t h = NULL;

@@ -39,7 +39,8 @@ static void test_unknown_key(void **state) {
                       "backend cuda has no option 'enable_graphs' (options: "
                       "enable_cuda_graph_for_method, shared_stream, "
                       "share_weights, log_level, recapture, "
-                      "cuda_graph_phase, weight_copies)");
+                      "cuda_graph_phase, weight_copies, gpu_timing, "
+                      "last_gpu_time_ns)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
@@ -111,6 +112,25 @@ static void test_where_options_apply(void **state) {
                                            &err),
                    AOTRUN_OK);
   assert_int_equal(id, AOTRUN_CUDA_OPT_WEIGHT_COPIES);
+  /* gpu_timing: a BOOL set and read on a method handle; last_gpu_time_ns:
+   * an INT read there only. */
+  assert_int_equal(aotrun_cuda_option_find("gpu_timing", AOTRUN_OPTION_BOOL,
+                                           1, 1, &id, &err),
+                   AOTRUN_OK);
+  assert_int_equal(id, AOTRUN_CUDA_OPT_GPU_TIMING);
+  assert_int_equal(aotrun_cuda_option_find("gpu_timing", AOTRUN_OPTION_BOOL,
+                                           1, 0, &id, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message, "option 'gpu_timing' can only be set on a "
+                      "method handle");
+  assert_int_equal(aotrun_cuda_option_find("last_gpu_time_ns",
+                                           AOTRUN_OPTION_INT, 1, 1, &id, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message, "option 'last_gpu_time_ns' is read-only");
+  assert_int_equal(aotrun_cuda_option_find("last_gpu_time_ns", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(id, AOTRUN_CUDA_OPT_LAST_GPU_TIME);
 }
 
 static void check_list(const char *in, const char *want) {

@@ -42,3 +42,6 @@ done
 # 64 MiB at most. testing/gpu/unpack_bundle.sh restores them on the GPU.
 find .gpu -type f -size +4M -print0 | xargs -0 -r -n1 -P2 xz -6 -f
 du -sh .gpu
+# The call profiler (testing/gpu/profile/call_profile.c), an LD_PRELOAD tool.
+gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I. -I/usr/local/cuda/include \
+  testing/gpu/profile/call_profile.c -ldl -o .gpu/lib/libcall_profile.so

@@ -1,0 +1,151 @@
+/*
+ * call_profile.c: an LD_PRELOAD library that counts and times the CUDA
+ * runtime, driver, cuBLAS(Lt) and shim calls a process makes, for finding
+ * per-call host overhead on a GPU machine without nsys or perf:
+ *
+ *   LD_PRELOAD=libcall_profile.so aotrun bench PROGRAM --iterations 5000
+ *
+ * At exit it prints, per function, calls, total host microseconds inside
+ * it, and calls / microseconds per AOTRUN_PROFILE_CALLS (the bench's call
+ * count) to stderr. Shim functions are caught only where a model library
+ * calls them (through the global scope); calls inside the shim are not.
+ * A development tool: built by testing/gpu/build_gpu_bundle.sh, not
+ * linked into anything.
+ */
+#define _GNU_SOURCE
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "shim_lib/aotrun_shim.h"
+
+enum {
+#define F(name) P_##name,
+#include "testing/gpu/profile/call_profile_list.h"
+#undef F
+  P_COUNT
+};
+static const char *const kNames[P_COUNT] = {
+#define F(name) #name,
+#include "testing/gpu/profile/call_profile_list.h"
+#undef F
+};
+static unsigned long long g_calls[P_COUNT];
+static double g_ns[P_COUNT];
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void *real(const char *name) {
+  void *p = dlsym(RTLD_NEXT, name);
+  if (p == NULL) fprintf(stderr, "call_profile: no next %s\n", name);
+  return p;
+}
+
+/* Defines a wrapper `ret name(params)` forwarding `args`. */
+#define WRAP(ret, name, params, args)                       \
+  ret name params {                                        \
+    static ret(*next) params;                              \
+    if (next == NULL) next = (ret(*) params)real(#name);   \
+    double t0 = now_ns();                                  \
+    ret r_ = next args;                                    \
+    g_ns[P_##name] += now_ns() - t0;                       \
+    g_calls[P_##name]++;                                   \
+    return r_;                                             \
+  }
+
+WRAP(cudaError_t, cudaMallocAsync, (void **p, size_t n, cudaStream_t s), (p, n, s))
+WRAP(cudaError_t, cudaFreeAsync, (void *p, cudaStream_t s), (p, s))
+WRAP(cudaError_t, cudaMalloc, (void **p, size_t n), (p, n))
+WRAP(cudaError_t, cudaFree, (void *p), (p))
+WRAP(cudaError_t, cudaMemcpyAsync,
+     (void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st),
+     (d, s, n, k, st))
+WRAP(cudaError_t, cudaMemsetAsync, (void *d, int v, size_t n, cudaStream_t s),
+     (d, v, n, s))
+WRAP(cudaError_t, cudaStreamSynchronize, (cudaStream_t s), (s))
+WRAP(cudaError_t, cudaDeviceSynchronize, (void), ())
+WRAP(cudaError_t, cudaGetDevice, (int *d), (d))
+WRAP(cudaError_t, cudaSetDevice, (int d), (d))
+WRAP(cudaError_t, cudaStreamIsCapturing,
+     (cudaStream_t s, enum cudaStreamCaptureStatus *c), (s, c))
+WRAP(cudaError_t, cudaLaunchKernel,
+     (const void *f, dim3 g, dim3 b, void **a, size_t m, cudaStream_t s),
+     (f, g, b, a, m, s))
+WRAP(cudaError_t, cudaGraphLaunch, (cudaGraphExec_t e, cudaStream_t s), (e, s))
+WRAP(cudaError_t, cudaEventRecord, (cudaEvent_t e, cudaStream_t s), (e, s))
+WRAP(cudaError_t, cudaFuncSetAttribute,
+     (const void *f, enum cudaFuncAttribute a, int v), (f, a, v))
+WRAP(cudaError_t, cudaGetLastError, (void), ())
+WRAP(cudaError_t, cudaPointerGetAttributes,
+     (struct cudaPointerAttributes *a, const void *p), (a, p))
+WRAP(CUresult, cuLaunchKernel,
+     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+      unsigned by, unsigned bz, unsigned sm, CUstream s, void **a, void **e),
+     (f, gx, gy, gz, bx, by, bz, sm, s, a, e))
+WRAP(CUresult, cuCtxGetCurrent, (CUcontext * c), (c))
+WRAP(cublasStatus_t, cublasLtMatmulAlgoGetHeuristic,
+     (cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a,
+      cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
+      cublasLtMatrixLayout_t dd, cublasLtMatmulPreference_t p, int n,
+      cublasLtMatmulHeuristicResult_t *r, int *found),
+     (h, d, a, b, c, dd, p, n, r, found))
+WRAP(cublasStatus_t, cublasLtMatmul,
+     (cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void *al, const void *A,
+      cublasLtMatrixLayout_t la, const void *B, cublasLtMatrixLayout_t lb,
+      const void *be, const void *C, cublasLtMatrixLayout_t lc, void *D,
+      cublasLtMatrixLayout_t ld, const cublasLtMatmulAlgo_t *algo, void *ws,
+      size_t wsb, cudaStream_t s),
+     (h, d, al, A, la, B, lb, be, C, lc, D, ld, algo, ws, wsb, s))
+WRAP(cublasStatus_t, cublasSetStream_v2, (cublasHandle_t h, cudaStream_t s),
+     (h, s))
+WRAP(cublasStatus_t, cublasSetWorkspace_v2, (cublasHandle_t h, void *w, size_t n),
+     (h, w, n))
+WRAP(cublasStatus_t, cublasGemmEx_64,
+     (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
+      int64_t n, int64_t k, const void *al, const void *A, cudaDataType at,
+      int64_t lda, const void *B, cudaDataType bt, int64_t ldb,
+      const void *be, void *C, cudaDataType ct, int64_t ldc,
+      cublasComputeType_t cp, cublasGemmAlgo_t algo),
+     (h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, cp, algo))
+WRAP(AOTITorchError, aoti_torch_empty_strided,
+     (int64_t nd, const int64_t *sz, const int64_t *st, int32_t dt, int32_t dv,
+      int32_t di, AtenTensorHandle *r),
+     (nd, sz, st, dt, dv, di, r))
+WRAP(AOTITorchError, aoti_torch_delete_tensor_object, (AtenTensorHandle t), (t))
+WRAP(AOTITorchError, aoti_torch__reinterpret_tensor,
+     (AtenTensorHandle s, int64_t nd, const int64_t *sz, const int64_t *st,
+      int64_t off, AtenTensorHandle *r),
+     (s, nd, sz, st, off, r))
+WRAP(AOTITorchError, aoti_torch_cuda_addmm_out,
+     (AtenTensorHandle o, AtenTensorHandle s, AtenTensorHandle a,
+      AtenTensorHandle b, double be, double al),
+     (o, s, a, b, be, al))
+WRAP(AOTITorchError, aoti_torch_cuda_mm_out,
+     (AtenTensorHandle o, AtenTensorHandle s, AtenTensorHandle b), (o, s, b))
+WRAP(AOTITorchError, aoti_torch_create_cuda_stream_guard,
+     (void *s, int32_t d, CUDAStreamGuardHandle *g), (s, d, g))
+WRAP(AOTITorchError, aoti_torch_delete_cuda_stream_guard,
+     (CUDAStreamGuardHandle g), (g))
+WRAP(AOTITorchError, aoti_torch_get_current_cuda_stream,
+     (int32_t d, void **s), (d, s))
+
+__attribute__((destructor)) static void report(void) {
+  const char *c = getenv("AOTRUN_PROFILE_CALLS");
+  double per = c != NULL && atof(c) > 0 ? atof(c) : 1;
+  fprintf(stderr, "call_profile: %-36s %10s %12s %9s %9s\n", "function",
+          "calls", "total us", "calls/x", "us/x");
+  for (int i = 0; i < P_COUNT; i++)
+    if (g_calls[i] != 0)
+      fprintf(stderr, "call_profile: %-36s %10llu %12.1f %9.2f %9.3f\n",
+              kNames[i], g_calls[i], g_ns[i] / 1e3, g_calls[i] / per,
+              g_ns[i] / 1e3 / per);
+}
