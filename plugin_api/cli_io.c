@@ -1,8 +1,9 @@
 /*
  * cli_io.c: host tensors for one execute. Inputs (read by cli_inputs.c
- * from .npy and .safetensors files) are checked against the declared info; outputs are allocated from the
- * declared static dims, and a dynamic dim takes the size its manifest
- * symbol is bound to by an input ("s0" in an input's shape and an output's).
+ * from .npy and .safetensors files) are checked against the declared info;
+ * outputs are allocated from the declared static dims, and a dynamic dim
+ * takes the size its manifest symbol is bound to by an input ("s0" in an
+ * input's shape and an output's).
  */
 #include <stdio.h>
 #include <stdlib.h>

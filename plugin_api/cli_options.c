@@ -21,7 +21,8 @@ static const struct {
     {"--method", CLI_OPT_METHOD},         {"--input", CLI_OPT_INPUT},
     {"--output-dir", CLI_OPT_OUTPUT_DIR}, {"--iterations", CLI_OPT_ITERATIONS},
     {"--warmup", CLI_OPT_WARMUP},         {"--option", CLI_OPT_OPTION},
-    {"--calls", CLI_OPT_CALLS},           {"--output-format", CLI_OPT_OUTPUT_FORMAT},
+    {"--calls", CLI_OPT_CALLS},
+    {"--output-format", CLI_OPT_OUTPUT_FORMAT},
 };
 
 /* A decimal count in [min, max]; the message names the option, the value

@@ -272,7 +272,8 @@ static void test_header_lies(void **state) {
              0, 8, AOTRUN_ERR_INVALID_ARGUMENT,
              "entry 'x': data_offsets span 8 bytes, but its shape needs 12");
   expect_bad("{\"x\":{\"dtype\":\"F4\",\"shape\":[2],\"data_offsets\":[0,8]}}",
-             0, 8, AOTRUN_ERR_INVALID_ARGUMENT, "entry 'x': unknown dtype 'F4'");
+             0, 8, AOTRUN_ERR_INVALID_ARGUMENT,
+             "entry 'x': unknown dtype 'F4'");
   expect_bad("{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
              "\"y\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
              0, 8, AOTRUN_ERR_INVALID_ARGUMENT, "overlap");
@@ -285,7 +286,8 @@ static void test_header_lies(void **state) {
              "bad.safetensors: tensor 'x' has rank 17, more than 16");
   expect_bad("[1, 2]", 0, 0, AOTRUN_ERR_INVALID_ARGUMENT,
              "the header must be a JSON object");
-  expect_bad("{\"x\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,0]}}",
+  expect_bad("{\"x\":{\"dtype\":\"F32\",\"shape\":[-1],"
+             "\"data_offsets\":[0,0]}}",
              0, 0, AOTRUN_ERR_INVALID_ARGUMENT, "must be non-negative");
   aotrun_st_file f;
   assert_int_equal(aotrun_st_file_parse("short", "\x01\x02", 2, &f),
