@@ -1,7 +1,9 @@
 /*
  * cli.h: shared pieces of the aotrun command-line host (one file per
  * subcommand: cli_plugins.c, cli_inspect.c, cli_run.c, cli_bench.c,
- * cli_demo.c; plugin search in cli_search.c; tensors in cli_io.c).
+ * cli_demo.c; plugin search in cli_search.c; tensors in cli_io.c, which
+ * --input feeds which input in cli_inputs.c, output files in
+ * cli_outputs.c).
  */
 #ifndef AOTRUN_CLI_H
 #define AOTRUN_CLI_H
@@ -40,6 +42,7 @@ enum {
   CLI_OPT_WARMUP = 1 << 6,
   CLI_OPT_OPTION = 1 << 7, /* --option KEY=VALUE, backend-wide */
   CLI_OPT_CALLS = 1 << 8,  /* --calls N: run N times (stateful models) */
+  CLI_OPT_OUTPUT_FORMAT = 1 << 9, /* --output-format npy|safetensors */
 };
 
 typedef struct cli_options {
@@ -51,6 +54,7 @@ typedef struct cli_options {
   const char *backend;
   const char *method; /* default "forward" */
   const char *output_dir;
+  int output_safetensors; /* --output-format safetensors */
   const char *options[CLI_MAX_LIST];
   size_t num_options;
   long iterations, warmup, calls;
@@ -85,24 +89,38 @@ typedef struct cli_session {
 int cli_session_open(const cli_options *opts, cli_session *s);
 void cli_session_close(cli_session *s);
 
-/* Host tensors for one execute: inputs from .npy files, outputs sized from
- * the declared info (dynamic dims bound through the manifest's symbols). */
+/* Host tensors for one execute: inputs from .npy/.safetensors files,
+ * outputs sized from the declared info (dynamic dims bound through the
+ * manifest's symbols). */
 typedef struct cli_tensors {
   size_t num_inputs, num_outputs;
   aotrun_npy *in_arrays;
+  char **in_labels; /* where each input came from, or NULL (messages) */
   DLTensor *inputs, *outputs;
   int64_t (*out_shapes)[AOTRUN_MAX_DIMS]; /* backing of outputs[i].shape */
   int64_t (*out_capacity)[AOTRUN_MAX_DIMS]; /* the allocated shapes */
   int64_t max_input_numel; /* capacity of data-dependent output dims */
 } cli_tensors;
 
-/* Checks arrays (owned by t afterwards) against the method and allocates
- * the outputs. Returns a CLI exit code and prints the problem. */
+/* Checks arrays (owned by t afterwards, like labels: NULL or one malloc'd
+ * "where from" string per array, quoted in mismatch messages) against the
+ * method and allocates the outputs. Returns a CLI exit code and prints the
+ * problem. */
 int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
-                        size_t num_arrays, cli_tensors *t);
-/* Reads the .npy inputs named on the command line, then prepares. */
+                        size_t num_arrays, char **labels, cli_tensors *t);
+/* Reads the --input files (.npy, .safetensors: the rule is in
+ * cli_inputs.c and --help), then prepares. */
 int cli_tensors_from_files(const cli_session *s, const cli_options *opts,
                            cli_tensors *t);
+/* Whether a path names a .safetensors file (by extension, any case). */
+int cli_is_safetensors_path(const char *path);
+/* Writes the outputs of call `call` under opts->output_dir:
+ * D/out<i>.npy or D/outputs.safetensors (D/call<k>/... when calls > 1). */
+int cli_write_outputs(const cli_session *s, const cli_options *opts,
+                      long call, const cli_tensors *t);
+/* Before any execute: refuses --output-format npy when an output's dtype
+ * has no .npy form (e.g. bfloat16), pointing at safetensors. */
+int cli_check_output_format(const cli_session *s, const cli_options *opts);
 void cli_tensors_free(cli_tensors *t);
 /* Restores every output's shape to its allocated capacity (the backend
  * writes real dynamic sizes into it): call before each execute. */

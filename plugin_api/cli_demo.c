@@ -99,7 +99,7 @@ static int run_demo(cli_session *s) {
     free(arrays);
     return rc;
   }
-  rc = cli_tensors_prepare(s, arrays, n, &t);
+  rc = cli_tensors_prepare(s, arrays, n, NULL, &t);
   for (size_t i = 0; rc == CLI_EXIT_OK && i < t.num_inputs; i++)
     cli_print_tensor("input", i, NULL, &t.inputs[i], 1);
   if (rc == CLI_EXIT_OK &&

@@ -1,8 +1,9 @@
 /*
- * cli_io.c: host tensors for one execute. Inputs come from .npy files and
- * are checked against the declared info; outputs are allocated from the
- * declared static dims, and a dynamic dim takes the size its manifest
- * symbol is bound to by an input ("s0" in an input's shape and an output's).
+ * cli_io.c: host tensors for one execute. Inputs (read by cli_inputs.c
+ * from .npy and .safetensors files) are checked against the declared info;
+ * outputs are allocated from the declared static dims, and a dynamic dim
+ * takes the size its manifest symbol is bound to by an input ("s0" in an
+ * input's shape and an output's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,37 +36,42 @@ static int dtype_equal(DLDataType a, DLDataType b) {
 
 /* Checks one input against its declared info and binds its symbols. */
 static int check_input(const cli_session *s, size_t i, const aotrun_npy *a,
-                       symbols *b) {
+                       const char *label, symbols *b) {
   aotrun_io_info info;
   if (aotrun_host_method_io_info(s->handle, AOTRUN_IO_INPUT, i, &info) !=
       AOTRUN_OK)
     return cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
   const char *name = info.name != NULL ? info.name : "?";
+  /* Where the input came from, when a .safetensors file is involved. */
+  char from[512] = "";
+  if (label != NULL) snprintf(from, sizeof from, " (from %s)", label);
   if (!dtype_equal(info.dtype, a->dtype))
     return cli_fail(CLI_EXIT_PROGRAM, "input %zu (%s) is %s, the method "
-                                      "takes %s",
+                                      "takes %s%s",
                     i, name, aotrun_dtype_name(a->dtype),
-                    aotrun_dtype_name(info.dtype));
+                    aotrun_dtype_name(info.dtype), from);
   if (info.ndim != a->ndim)
     return cli_fail(CLI_EXIT_PROGRAM, "input %zu (%s) has rank %d, the "
-                                      "method takes rank %d",
-                    i, name, (int)a->ndim, (int)info.ndim);
+                                      "method takes rank %d%s",
+                    i, name, (int)a->ndim, (int)info.ndim, from);
   const manifest_io *m =
       i < s->method->num_inputs ? &s->method->inputs[i] : NULL;
   for (int32_t d = 0; d < info.ndim; d++) {
     if (info.shape[d] >= 0 && info.shape[d] != a->shape[d])
       return cli_fail(CLI_EXIT_PROGRAM, "input %zu (%s) has size %lld in dim "
-                                        "%d, the method declares %lld",
+                                        "%d, the method declares %lld%s",
                       i, name, (long long)a->shape[d], (int)d,
-                      (long long)info.shape[d]);
+                      (long long)info.shape[d], from);
     if (m == NULL || d >= m->ndim || m->dims[d].symbol == NULL) continue;
     size_t k;
     const int64_t *bound = lookup(b, m->dims[d].symbol, &k);
     if (bound != NULL && *bound != a->shape[d])
       return cli_fail(CLI_EXIT_PROGRAM, "input %zu (%s) has size %lld in dim "
-                                        "%d (symbol '%s'), input %zu has %lld",
+                                        "%d (symbol '%s'), input %zu has "
+                                        "%lld%s",
                       i, name, (long long)a->shape[d], (int)d,
-                      m->dims[d].symbol, b->from_input[k], (long long)*bound);
+                      m->dims[d].symbol, b->from_input[k], (long long)*bound,
+                      from);
     if (bound == NULL && b->count < MAX_SYMBOLS) {
       b->name[b->count] = m->dims[d].symbol;
       b->size[b->count] = a->shape[d];
@@ -142,9 +148,10 @@ static int count_io(const cli_session *s, int32_t kind, size_t *n) {
 }
 
 int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
-                        size_t num_arrays, cli_tensors *t) {
+                        size_t num_arrays, char **labels, cli_tensors *t) {
   memset(t, 0, sizeof *t);
   t->in_arrays = arrays;
+  t->in_labels = labels;
   t->num_inputs = num_arrays;
   size_t want = 0, outs = 0;
   int rc = count_io(s, AOTRUN_IO_INPUT, &want);
@@ -164,7 +171,7 @@ int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
   if (rc == CLI_EXIT_OK && b == NULL)
     rc = cli_fail(CLI_EXIT_EXECUTE, "out of memory");
   for (size_t i = 0; rc == CLI_EXIT_OK && i < num_arrays; i++) {
-    rc = check_input(s, i, &arrays[i], b);
+    rc = check_input(s, i, &arrays[i], labels ? labels[i] : NULL, b);
     t->inputs[i] = (DLTensor){.data = arrays[i].data,
                               .device = {kDLCPU, 0},
                               .ndim = arrays[i].ndim,
@@ -180,27 +187,12 @@ int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
   return rc;
 }
 
-int cli_tensors_from_files(const cli_session *s, const cli_options *opts,
-                           cli_tensors *t) {
-  size_t n = opts->num_inputs;
-  aotrun_npy *arrays = calloc(n ? n : 1, sizeof *arrays);
-  if (arrays == NULL) return cli_fail(CLI_EXIT_EXECUTE, "out of memory");
-  for (size_t i = 0; i < n; i++) {
-    if (aotrun_npy_read(opts->inputs[i], &arrays[i]) != AOTRUN_OK) {
-      int rc = cli_fail(CLI_EXIT_PROGRAM, "input %zu: %s", i,
-                        aotrun_host_last_error());
-      memset(t, 0, sizeof *t);
-      t->in_arrays = arrays;
-      t->num_inputs = n; /* zeroed entries free cleanly */
-      return rc;
-    }
-  }
-  return cli_tensors_prepare(s, arrays, n, t);
-}
-
 void cli_tensors_free(cli_tensors *t) {
   for (size_t i = 0; t->in_arrays != NULL && i < t->num_inputs; i++)
     aotrun_npy_free(&t->in_arrays[i]);
+  for (size_t i = 0; t->in_labels != NULL && i < t->num_inputs; i++)
+    free(t->in_labels[i]);
+  free(t->in_labels);
   for (size_t i = 0; t->outputs != NULL && i < t->num_outputs; i++)
     free(t->outputs[i].data);
   free(t->in_arrays);

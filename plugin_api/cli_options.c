@@ -22,6 +22,7 @@ static const struct {
     {"--output-dir", CLI_OPT_OUTPUT_DIR}, {"--iterations", CLI_OPT_ITERATIONS},
     {"--warmup", CLI_OPT_WARMUP},         {"--option", CLI_OPT_OPTION},
     {"--calls", CLI_OPT_CALLS},
+    {"--output-format", CLI_OPT_OUTPUT_FORMAT},
 };
 
 /* A decimal count in [min, max]; the message names the option, the value
@@ -63,6 +64,13 @@ static int store(cli_options *o, unsigned flag, const char *opt,
     case CLI_OPT_ITERATIONS:
       return parse_count(opt, v, 1, CLI_MAX_ITERATIONS, &o->iterations);
     case CLI_OPT_CALLS: return parse_count(opt, v, 1, CLI_MAX_CALLS, &o->calls);
+    case CLI_OPT_OUTPUT_FORMAT:
+      if (strcmp(v, "npy") != 0 && strcmp(v, "safetensors") != 0)
+        return cli_fail(CLI_EXIT_USAGE, "%s must be npy or safetensors, got "
+                                        "'%s'",
+                        opt, v);
+      o->output_safetensors = v[0] == 's';
+      return CLI_EXIT_OK;
     case CLI_OPT_OPTION:
       if (strchr(v, '=') == NULL || v[0] == '=')
         return cli_fail(CLI_EXIT_USAGE, "%s needs KEY=VALUE, got '%s'", opt, v);
@@ -104,6 +112,10 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
   }
   if (seen_positional < positionals)
     return cli_fail(CLI_EXIT_USAGE, "%s: missing PROGRAM argument", cmd);
+  if (out->output_safetensors && out->output_dir == NULL)
+    return cli_fail(CLI_EXIT_USAGE, "%s: --output-format safetensors needs "
+                                    "--output-dir",
+                    cmd);
   return CLI_EXIT_OK;
 }
 

@@ -20,6 +20,8 @@ static const dtype_entry kTypes[] = {
     {"<u8", "uint64", kDLUInt, 64},    {"|b1", "bool", AOTRUN_DL_BOOL, 8},
     {"<c8", "complex64", kDLComplex, 64},
     {NULL, "bfloat16", kDLBfloat, 16},
+    /* DLPack 1.1 float8 codes (safetensors F8_E4M3, F8_E5M2 only). */
+    {NULL, "float8_e4m3fn", 10, 8},    {NULL, "float8_e5m2", 12, 8},
 };
 
 static const dtype_entry *lookup(DLDataType t) {

@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets with ASan + UBSan. Needs clang
 # (Debian: apt-get install clang); not run by CI.
 #   testing/fuzz/run_fuzz.sh [TARGET|all] [SECONDS]   (defaults: all, 60)
-# TARGET is one of: manifest safetensors fqn npy elf inputs. Each target runs for
+# TARGET is one of: manifest safetensors fqn npy st_file elf inputs. Each target runs for
 # SECONDS on a scratch copy of testing/fuzz/corpus_TARGET/ (the checked-in
 # seeds are not modified); a crash leaves crash-* in the current directory
 # and makes the script fail. Extra libFuzzer flags: FUZZ_FLAGS="-runs=N".
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-all}
 secs=${2:-60}
-all_targets="manifest safetensors fqn npy elf inputs"
+all_targets="manifest safetensors fqn npy st_file elf inputs"
 command -v clang >/dev/null || { echo "run_fuzz: clang is not installed"; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
@@ -25,6 +25,10 @@ sources_for() {
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     npy) echo plugin_api/npy.c plugin_api/npy_dtype.c plugin_api/host_file.c \
       plugin_api/host_error.c ;;
+    st_file) echo plugin_api/st_file_read.c plugin_api/st_dtype.c \
+      plugin_api/npy.c plugin_api/npy_dtype.c plugin_api/host_file.c \
+      plugin_api/host_error.c aot_loader/safetensors.c aot_loader/json_read.c \
+      aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     inputs) echo aot_loader/method_inputs.c aot_loader/dl_dtype.c \
       aot_loader/program.c aot_loader/name_set.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
@@ -45,6 +49,7 @@ run_one() {
   cp "testing/fuzz/corpus_$t"/* "$corpus/"
   local dict=()
   [ -f "testing/fuzz/$t.dict" ] && dict=(-dict="testing/fuzz/$t.dict")
+  [ "$t" = st_file ] && dict=(-dict=testing/fuzz/safetensors.dict)
   echo "run_fuzz: $t for ${secs}s"
   # shellcheck disable=SC2086
   "$out/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=5 \

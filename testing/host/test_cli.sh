@@ -188,6 +188,54 @@ expect 4 "linkout/out0.npy: it is a symbolic link, refused" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/linkout"
 checks=$((checks + 1))
 [[ "$(cat "$TMP/precious.txt")" == precious ]] || { echo "FAIL: symlink target overwritten"; failures=$((failures + 1)); }
+# ---- issue 14: .safetensors inputs and outputs (every dtype both ways is
+# in test_cli_tensor_files; these check the plain shell view)
+# write_st FILE KEY DTYPE: one [4] tensor holding float32 1 2 3 4's bytes.
+write_st() {
+  local h="{\"$2\":{\"dtype\":\"$3\",\"shape\":[4],\"data_offsets\":[0,16]}}"
+  while (( ${#h} % 8 )); do h="$h "; done
+  printf "$(printf '\\x%02x' "${#h}")\x00\x00\x00\x00\x00\x00\x00%s" "$h" > "$1"
+  printf '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40' >> "$1"
+}
+write_st "$TMP/x.safetensors" x F32
+write_st "$TMP/x0.SafeTensors" 0 F32
+write_st "$TMP/xi.safetensors" x I32
+write_st "$TMP/z.safetensors" z F32
+expect 0 "output 0: float32 [4]" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.safetensors" --output-dir "$TMP/stout" --output-format safetensors
+h='{"y":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}'
+checks=$((checks + 1))
+[[ "$(head -c $((8 + ${#h})) "$TMP/stout/outputs.safetensors" | tail -c ${#h})" == "$h" ]] &&
+  [[ "$(od -A n -t f4 -j $((8 + (${#h} + 7) / 8 * 8)) "$TMP/stout/outputs.safetensors" | tr -s ' ')" == " 3 6 9 12" ]] ||
+  { echo "FAIL: outputs.safetensors: $(od -c "$TMP/stout/outputs.safetensors" | head)"; failures=$((failures + 1)); }
+expect 0 "output 0: float32 [4]" "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x0.SafeTensors"
+expect 0 "p50 " "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.safetensors" --iterations 5 --warmup 1
+expect 3 "input 0 (x) is int32, the method takes float32 (from $TMP/xi.safetensors tensor 'x')" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/xi.safetensors"
+expect 3 "input $TMP/z.safetensors: tensor 'z' is not an input of method 'forward' (its inputs: x; or by index 0)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/z.safetensors"
+expect 3 "input 0 (x) of method 'forward' is given twice: by $TMP/x.safetensors tensor 'x' and by $TMP/x0.SafeTensors tensor '0'" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.safetensors" --input "$TMP/x0.SafeTensors"
+expect 3 "input $TMP/x.npy: every input of method 'forward' is already given (1 input(s))" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.safetensors" --input "$TMP/x.npy"
+head -c 40 "$TMP/x.safetensors" > "$TMP/cut.safetensors"
+expect 3 "input: malformed safetensors file '$TMP/cut.safetensors': header length 56 is past the end of the file (32 bytes after the length)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/cut.safetensors"
+mkfifo "$TMP/fifo.safetensors"
+expect 3 "input: .safetensors file $TMP/fifo.safetensors is not a regular file (a FIFO)" \
+  $T "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/fifo.safetensors"
+expect 1 "--output-format must be npy or safetensors, got 'h5'" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/o" --output-format h5
+expect 1 "run: --output-format safetensors needs --output-dir" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-format safetensors
+expect 1 "bench: unknown option '--output-format'" \
+  "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-format npy
+mkdir "$TMP/stlink"; ln -s "$TMP/precious.txt" "$TMP/stlink/outputs.safetensors"
+expect 4 "stlink/outputs.safetensors: it is a symbolic link, refused" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/stlink" --output-format safetensors
+checks=$((checks + 1))
+[[ "$(cat "$TMP/precious.txt")" == precious ]] || { echo "FAIL: symlink target overwritten (safetensors)"; failures=$((failures + 1)); }
+
 # Counts are bounded, naming the option, the value and the limit.
 expect 1 "--calls 100000000 is above the limit of 10000" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --calls 100000000 --output-dir "$TMP/many"
