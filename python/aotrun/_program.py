@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import warnings
-from ctypes import byref, c_char_p, c_int32, c_size_t, c_void_p
+from ctypes import byref, c_int32, c_size_t, c_void_p
 
 from . import _dlpack as dl
 from . import _lib
