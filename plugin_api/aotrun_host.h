@@ -73,6 +73,11 @@ int aotrun_backend_is_available(const aotrun_backend *backend, char *reason,
 /* Backend-wide option (applies to handles created afterwards). */
 aotrun_status aotrun_backend_set_option(const aotrun_backend *backend,
                                         const aotrun_option *option);
+/* Reads a backend-wide option into *out (the plugin's get_option(NULL, ...);
+ * out->key and out->string_value are owned by the plugin, valid until the
+ * next set_option on the backend). */
+aotrun_status aotrun_backend_get_option(const aotrun_backend *backend,
+                                        const char *key, aotrun_option *out);
 
 /* ---- the registry -------------------------------------------------------- */
 
@@ -130,6 +135,11 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *method,
  * carry them over (the new backend may not know them). */
 aotrun_status aotrun_host_method_set_option(aotrun_host_method *method,
                                             const aotrun_option *option);
+/* Reads an option of the current backend handle into *out (strings owned by
+ * the plugin, valid until the next set_option on the method). */
+aotrun_status aotrun_host_method_get_option(const aotrun_host_method *method,
+                                            const char *key,
+                                            aotrun_option *out);
 /*
  * Re-initialises the method on the backend `backend_name` with the same
  * processed bytes and specs. Only when that succeeds is the old handle

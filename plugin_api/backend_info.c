@@ -48,3 +48,21 @@ aotrun_status aotrun_backend_set_option(const aotrun_backend *b,
                           "backend '%s': set_option '%s' failed: %s", b->name,
                           option->key, why != NULL ? why : "");
 }
+
+aotrun_status aotrun_backend_get_option(const aotrun_backend *b,
+                                        const char *key, aotrun_option *out) {
+  if (key == NULL || out == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "backend '%s': get_option key or out is NULL",
+                            b->name);
+  if (!AOTRUN_BACKEND_CAN(b, get_option))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no get_option", b->name);
+  aotrun_status s = b->api->get_option(NULL, key, out);
+  if (s == AOTRUN_OK) return s;
+  const char *why = AOTRUN_BACKEND_CAN(b, last_error)
+                        ? b->api->last_error(NULL) : "";
+  return aotrun_host_fail(aotrun_host_known_status(s),
+                          "backend '%s': get_option '%s' failed: %s", b->name,
+                          key, why != NULL ? why : "");
+}

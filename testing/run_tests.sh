@@ -52,6 +52,18 @@ if [ -z "${AOTRUN_BAZEL_CONFIG:-}" ]; then
   p=$((p + ${pp:-0})); f=$((f + ${pf:-0})); s=$((s + ${ps:-0}))
   [ "$py_rc" -ne 0 ] && [ "${pf:-0}" -eq 0 ] && f=$((f + 1))
 fi
+# The Python binding (python/, testing/python): NumPy and pytest from Debian.
+if [ -z "${AOTRUN_BAZEL_CONFIG:-}" ]; then
+  testing/python/run_pytest.sh > /tmp/aotrun-pytest-python.log 2>&1; rc=$?
+  tail -n 15 /tmp/aotrun-pytest-python.log
+  line=$(grep -E '^=+ .*(passed|failed|skipped|error).* in [0-9.]+s' /tmp/aotrun-pytest-python.log | tail -1)
+  pp=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+  pf=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+  ps=$(echo "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+')
+  p=$((p + ${pp:-0})); f=$((f + ${pf:-0})); s=$((s + ${ps:-0}))
+  [ "$rc" -ne 0 ] && [ "${pf:-0}" -eq 0 ] && f=$((f + 1))
+  [ "$rc" -ne 0 ] && py_rc=$rc
+fi
 
 bazel shutdown >/dev/null 2>&1
 echo "${p} passed, ${f} failed, ${s} skipped"

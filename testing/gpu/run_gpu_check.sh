@@ -11,7 +11,9 @@
 # $OUT/logs.tgz.
 #   device run: bash testing/gpu/run_gpu_check.sh      (carry: [".gpu"])
 # AOTRUN_GPU_PARTS picks parts (default all: unit,ops,passes,bench,e2e), to
-# split the check over calls of at most 10 minutes each.
+# split the check over calls of at most 10 minutes each. Part "python" (not
+# in the default) runs the Python binding against eager PyTorch
+# (testing/gpu/test_python_binding.py), counted with the unit tests.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -74,6 +76,15 @@ unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
 [ -z "$line" ] && unit_fail=$((unit_fail + 1))
 echo "export passes: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/export_passes.log" | head -n 20
+fi
+# 2d. The Python binding (python/) on the GPU; opt-in: AOTRUN_GPU_PARTS=python.
+if part python; then
+timeout 540 python3 testing/gpu/test_python_binding.py --lib "$B/lib" --work "$W/python" \
+  > "$W/logs/python_binding.log" 2>&1
+r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/python_binding.log" | tail -1)
+[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+echo "python binding: ${r:-no summary line} (passed failed)"
+grep -E '^(FAIL|SKIP) ' "$W/logs/python_binding.log" | head -n 30
 fi
 [ -n "$export_pid" ] && wait "$export_pid"
 if part bench; then

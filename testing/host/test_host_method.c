@@ -114,6 +114,20 @@ static void test_options(void **state) {
   aotrun_option label = {.key = "label", .type = AOTRUN_OPTION_STRING,
                          .string_value = "mine"};
   assert_int_equal(aotrun_host_method_set_option(m, &label), AOTRUN_OK);
+  aotrun_option got = {0};
+  assert_int_equal(aotrun_host_method_get_option(m, "label", &got), AOTRUN_OK);
+  assert_int_equal(got.type, AOTRUN_OPTION_STRING);
+  assert_string_equal(got.string_value, "mine");
+  assert_int_equal(aotrun_host_method_get_option(m, "offset", &got),
+                   AOTRUN_OK);
+  assert_int_equal(got.int_value, 10);
+  assert_int_equal(aotrun_host_method_get_option(m, "speed", &got),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_string_equal(aotrun_host_last_error(),
+                      "backend 'minimal': get_option 'speed' failed (not "
+                      "found): unknown option speed");
+  assert_int_equal(aotrun_host_method_get_option(m, NULL, &got),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
   aotrun_option wrong = {.key = "label", .type = AOTRUN_OPTION_INT};
   assert_int_equal(aotrun_host_method_set_option(m, &wrong),
                    AOTRUN_ERR_INVALID_ARGUMENT);

@@ -240,6 +240,17 @@ static void test_backend_wide_option(void **state) {
   assert_contains(aotrun_host_last_error(), "unknown option nope");
   assert_int_equal(aotrun_backend_set_option(b, NULL),
                    AOTRUN_ERR_INVALID_ARGUMENT);
+  aotrun_option got = {0};
+  assert_int_equal(aotrun_backend_get_option(b, "label", &got), AOTRUN_OK);
+  assert_int_equal(got.type, AOTRUN_OPTION_STRING);
+  assert_string_equal(got.string_value, "minimal");
+  assert_int_equal(aotrun_backend_get_option(b, "nope", &got),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_string_equal(aotrun_host_last_error(),
+                      "backend 'minimal': get_option 'nope' failed: "
+                      "unknown option nope");
+  assert_int_equal(aotrun_backend_get_option(b, NULL, &got),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
   aotrun_backend_close(b);
 }
 
