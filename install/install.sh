@@ -44,8 +44,8 @@ need() {
   fi
 }
 files=(plugin_api/aotrun_plugin.h plugin_api/aotrun_host.h
-       shim_lib/aotrun_shim.h plugin_api/libaotrun_host.so
-       plugin_api/libaotrun_host.a plugin_api/aotrun
+       shim_lib/aotrun_shim.h install/libaotrun_host.so
+       install/libaotrun_host.a plugin_api/aotrun
        backend_cuda/libaotrun_cuda.so testing/plugins/libaotrun_cpu_ref.so
        shim_lib/libaotrun_shim.so testing/example_program/manifest.json
        testing/example_program/weights.safetensors
@@ -57,8 +57,8 @@ mkdir -p "$inc" "$lib/pkgconfig" "$pkg/example_program" "$prefix/bin"
 # `install` copies the files behind Bazel's symbolic links.
 install -m 0644 "$src"/plugin_api/aotrun_plugin.h "$src"/plugin_api/aotrun_host.h \
   "$src"/shim_lib/aotrun_shim.h "$inc/"
-install -m 0755 "$src"/plugin_api/libaotrun_host.so "$lib/"
-install -m 0644 "$src"/plugin_api/libaotrun_host.a "$lib/"
+install -m 0755 "$src"/install/libaotrun_host.so "$lib/"
+install -m 0644 "$src"/install/libaotrun_host.a "$lib/"
 install -m 0755 "$src"/plugin_api/aotrun "$src"/backend_cuda/libaotrun_cuda.so \
   "$src"/testing/plugins/libaotrun_cpu_ref.so "$src"/shim_lib/libaotrun_shim.so \
   "$pkg/"

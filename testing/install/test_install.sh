@@ -53,6 +53,15 @@ if ! /sbin/ldconfig -p 2>/dev/null | grep -qF 'libcublasLt.so.13 '; then
   export LD_LIBRARY_PATH=$(pc --variable=cuda_libdir)
 fi
 
+# Under --config=asan/ubsan the installed libraries are instrumented: build
+# the example with the same sanitizer so it links and loads.
+san=()
+if readelf -d "$P/lib/libaotrun_host.so" | grep -q 'libasan'; then
+  san=(-fsanitize=address)
+elif readelf -d "$P/lib/libaotrun_host.so" | grep -q 'libubsan'; then
+  san=(-fsanitize=undefined)
+fi
+
 # The headers alone, from the installed tree, both include styles.
 printf '#include "aotrun_host.h"\n#include "aotrun_shim.h"\nint main(void) { return 0; }\n' > "$TMP/h1.c"
 printf '#include <aotrun/aotrun_host.h>\nint main(void) { return 0; }\n' > "$TMP/h2.c"
@@ -73,8 +82,8 @@ check "exports = declarations" diff "$TMP/declared.txt" "$TMP/exported.txt"
 
 # The documented build line, then a static link.
 check "cc example" cc -std=c11 -Wall -Wextra -Werror -o "$TMP/run_program" \
-  "$EXAMPLE" $(pc --cflags --libs)
-check "cc example (static)" cc -std=c11 -Wall -Wextra -Werror \
+  "$EXAMPLE" $(pc --cflags --libs) "${san[@]}"
+check "cc example (static)" cc -std=c11 -Wall -Wextra -Werror "${san[@]}" \
   -o "$TMP/run_static" "$EXAMPLE" $(pc --cflags) "$P/lib/libaotrun_host.a" \
   $(pc --static --libs-only-l | sed 's/-laotrun_host//')
 check "static: no libaotrun_host.so needed" \
