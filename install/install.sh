@@ -27,6 +27,11 @@ prefix=$1
 if [[ "$prefix" != /* ]]; then
   prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix"
 fi
+# It goes into aotrun.pc through sed (delimiter '|') and pkg-config.
+if [[ "$prefix" == *"|"* || "$prefix" == *$'\n'* ]]; then
+  echo "install: PREFIX must not contain '|' or a newline: $prefix" >&2
+  exit 2
+fi
 
 # Our files: our own runfiles (bazel run), or the runfiles of a test that
 # has this binary as data (RUNFILES_DIR), or the current directory.
@@ -52,6 +57,8 @@ files=(plugin_api/aotrun_plugin.h plugin_api/aotrun_host.h
        testing/example_program/forward.so install/aotrun.pc.in)
 for f in "${files[@]}"; do need "$f"; done
 
+mkdir -p "$prefix"
+prefix=$(cd "$prefix" && pwd)   # absolute, no '..', for aotrun.pc
 inc=$prefix/include/aotrun lib=$prefix/lib pkg=$prefix/lib/aotrun
 mkdir -p "$inc" "$lib/pkgconfig" "$pkg/example_program" "$prefix/bin"
 # `install` copies the files behind Bazel's symbolic links.
@@ -66,12 +73,7 @@ install -m 0644 "$src"/testing/example_program/manifest.json \
   "$src"/testing/example_program/weights.safetensors "$pkg/example_program/"
 install -m 0755 "$src"/testing/example_program/forward.so "$pkg/example_program/"
 ln -sfn ../lib/aotrun/aotrun "$prefix/bin/aotrun"
-# '|' as the sed delimiter: a prefix holds '/' but never a newline or '|'
-# we accept (checked).
-if [[ "$prefix" == *"|"* || "$prefix" == *$'\n'* ]]; then
-  echo "install: PREFIX must not contain '|' or a newline: $prefix" >&2
-  exit 1
-fi
+# '|' as the sed delimiter (PREFIX was checked not to hold one).
 sed "s|@PREFIX@|$prefix|" "$src/install/aotrun.pc.in" > "$lib/pkgconfig/aotrun.pc"
 
 echo "installed aotrun into $prefix"
