@@ -25,7 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugin_api/aotrun_plugin.h"
+/* By file name: the headers sit side by side in the repository
+ * (plugin_api/) and when installed (PREFIX/include/aotrun/). */
+#include "aotrun_plugin.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,8 @@
 # ./.venv-export when the test runner asks for them.
 set -euo pipefail
 pkgs=(bazel-bootstrap libcmocka-dev libdlpack-dev libcjson-dev python3 python3-venv valgrind gcc g++
-      python3-numpy python3-pytest python3-setuptools python3-pip)  # numpy, pytest: the Python binding's tests (python/)
+      python3-numpy python3-pytest python3-setuptools python3-pip  # the Python binding's tests (python/)
+      pkg-config)  # the install test builds the C example with it
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

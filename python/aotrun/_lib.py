@@ -147,7 +147,7 @@ def package_lib_dir():
 def library_candidates(path=None):
     """Where the host library is looked for, in order: the argument,
     $AOTRUN_HOST_LIBRARY, next to the package (aotrun/lib/), the Bazel
-    output (plugin_api/libaotrun_host.so), then the dynamic loader's search
+    output (install/libaotrun_host.so), then the dynamic loader's search
     path (an installed libaotrun_host.so)."""
     if path:
         return [path]
@@ -156,7 +156,7 @@ def library_candidates(path=None):
     here = os.path.dirname(os.path.abspath(__file__))
     out = [os.path.join(package_lib_dir(), LIBRARY_NAME),
            os.path.join(here, LIBRARY_NAME)]
-    out += [os.path.join(d, "plugin_api", LIBRARY_NAME)
+    out += [os.path.join(d, "install", LIBRARY_NAME)
             for d in bazel_bin_dirs()]
     out.append(LIBRARY_NAME)  # LD_LIBRARY_PATH, ld.so.cache
     return out
@@ -220,5 +220,5 @@ def load(path=None):
             return host
     raise errors.AccessFailedError(
         "cannot load the aotrun host library %s; tried: %s. Build it with "
-        "`bazel build //plugin_api:libaotrun_host.so`, or set $%s or pass "
+        "`bazel build //install:libaotrun_host.so`, or set $%s or pass "
         "host_library=PATH" % (LIBRARY_NAME, "; ".join(tried), ENV_LIBRARY))

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 BAZEL=(bazel ${AOTRUN_BAZEL_STARTUP:-})
 targets=(
   //plugin_api:aotrun
-  //plugin_api:libaotrun_host.so
+  //install:libaotrun_host.so
   //shim_lib:libaotrun_shim.so
   //backend_cuda:libaotrun_cuda.so
   //testing/plugins:libaotrun_cpu_ref.so
@@ -35,7 +35,7 @@ for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
   copy "$bin/$t" .gpu/bin
 done
 copy "$bin/shim_lib/libaotrun_shim.so" .gpu/lib
-copy "$bin/plugin_api/libaotrun_host.so" .gpu/lib   # the Python binding's
+copy "$bin/install/libaotrun_host.so" .gpu/lib   # the Python binding's
 copy "$bin/backend_cuda/libaotrun_cuda.so" .gpu/lib
 copy "$bin/testing/plugins/libaotrun_cpu_ref.so" .gpu/lib
 for l in libcmocka.so.0 libcjson.so.1; do

@@ -12,7 +12,7 @@ ROOT=$PWD
 PY=${AOTRUN_PYTHON:-/usr/bin/python3}   # Debian's: numpy and pytest from apt
 VENV=${AOTRUN_PYTHON_VENV:-$ROOT/.venv-python}
 mkdir -p .bazel-links
-bazel build -c fastbuild //plugin_api:libaotrun_host.so \
+bazel build -c fastbuild //install:libaotrun_host.so \
   //testing/plugins:libaotrun_cpu_ref.so //testing/plugins:libminimal_plugin.so \
   //testing/example_program >/tmp/aotrun-python-build.log 2>&1 ||
   { tail -n 20 /tmp/aotrun-python-build.log; echo "run_pytest: bazel build failed"; exit 1; }

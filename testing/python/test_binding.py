@@ -1,7 +1,7 @@
 """CPU tests of the Python binding (python/aotrun) with the CPU reference
 plugin on the bundled example program, and the minimal plugin for options.
 
-Needs the Bazel outputs //plugin_api:libaotrun_host.so,
+Needs the Bazel outputs //install:libaotrun_host.so,
 //testing/plugins:libaotrun_cpu_ref.so, //testing/plugins:libminimal_plugin.so
 and //testing/example_program (testing/python/run_pytest.sh builds them and
 sets $AOTRUN_BAZEL_BIN), NumPy and pytest. torch is optional: its tests skip
@@ -25,10 +25,10 @@ from aotrun import _lib
 def _bazel_bin():
     dirs = _lib.bazel_bin_dirs()
     for d in dirs:
-        if os.path.exists(os.path.join(d, "plugin_api",
+        if os.path.exists(os.path.join(d, "install",
                                        "libaotrun_host.so")):
             return d
-    pytest.fail("no Bazel output with plugin_api/libaotrun_host.so in %s: "
+    pytest.fail("no Bazel output with install/libaotrun_host.so in %s: "
                 "run testing/python/run_pytest.sh (it builds them)" % dirs)
 
 
