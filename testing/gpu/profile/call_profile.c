@@ -74,7 +74,6 @@ WRAP(cudaError_t, cudaMemsetAsync, (void *d, int v, size_t n, cudaStream_t s),
 WRAP(cudaError_t, cudaStreamSynchronize, (cudaStream_t s), (s))
 WRAP(cudaError_t, cudaDeviceSynchronize, (void), ())
 WRAP(cudaError_t, cudaGetDevice, (int *d), (d))
-WRAP(cudaError_t, cudaSetDevice, (int d), (d))
 WRAP(cudaError_t, cudaStreamIsCapturing,
      (cudaStream_t s, enum cudaStreamCaptureStatus *c), (s, c))
 WRAP(cudaError_t, cudaLaunchKernel,
