@@ -130,6 +130,13 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *method,
  * carry them over (the new backend may not know them). */
 aotrun_status aotrun_host_method_set_option(aotrun_host_method *method,
                                             const aotrun_option *option);
+/* Reads an option of the current backend handle (e.g. a figure the backend
+ * measured during the last execute). An unknown key is the plugin's status
+ * (AOTRUN_ERR_NOT_FOUND); a string value is owned by the plugin (see
+ * aotrun_option). */
+aotrun_status aotrun_host_method_get_option(aotrun_host_method *method,
+                                            const char *key,
+                                            aotrun_option *out);
 /*
  * Re-initialises the method on the backend `backend_name` with the same
  * processed bytes and specs. Only when that succeeds is the old handle

@@ -226,6 +226,25 @@ aotrun_status aotrun_host_method_set_option(aotrun_host_method *m,
                           plugin_error(m->backend, m->handle));
 }
 
+aotrun_status aotrun_host_method_get_option(aotrun_host_method *m,
+                                            const char *key,
+                                            aotrun_option *out) {
+  if (m == NULL || key == NULL || out == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "get_option: NULL method, key or out");
+  memset(out, 0, sizeof *out);
+  if (!AOTRUN_BACKEND_CAN(m->backend, get_option))
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "backend '%s' has no get_option",
+                            m->backend->name);
+  aotrun_status s = m->backend->api->get_option(m->handle, key, out);
+  if (s == AOTRUN_OK) return s;
+  return aotrun_host_fail(aotrun_host_known_status(s),
+                          "backend '%s': get_option '%s' failed (%s): %s",
+                          m->backend->name, key, aotrun_status_string(s),
+                          plugin_error(m->backend, m->handle));
+}
+
 aotrun_status aotrun_host_method_swap_backend(aotrun_host_method *m,
                                               const char *backend_name) {
   if (m == NULL)
