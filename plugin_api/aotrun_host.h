@@ -137,8 +137,10 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *method,
  * carry them over (the new backend may not know them). */
 aotrun_status aotrun_host_method_set_option(aotrun_host_method *method,
                                             const aotrun_option *option);
-/* Reads an option of the current backend handle into *out (strings owned by
- * the plugin, valid until the next set_option on the method). */
+/* Reads an option of the current backend handle (e.g. a figure the backend
+ * measured during the last execute). An unknown key is the plugin's status
+ * (AOTRUN_ERR_NOT_FOUND); a string value is owned by the plugin, valid
+ * until the next set_option on the method (see aotrun_option). */
 aotrun_status aotrun_host_method_get_option(const aotrun_host_method *method,
                                             const char *key,
                                             aotrun_option *out);

@@ -43,6 +43,10 @@ enum {
   CLI_OPT_OPTION = 1 << 7, /* --option KEY=VALUE, backend-wide */
   CLI_OPT_CALLS = 1 << 8,  /* --calls N: run N times (stateful models) */
   CLI_OPT_OUTPUT_FORMAT = 1 << 9, /* --output-format npy|safetensors */
+  /* Flags without a value (bench): */
+  CLI_OPT_DEVICE_IO = 1 << 10,    /* --device-io: tensors in device memory */
+  CLI_OPT_JSON = 1 << 11,         /* --json: one JSON object on stdout */
+  CLI_OPT_NO_GPU_TIME = 1 << 12,  /* --no-gpu-time: no gpu_timing option */
 };
 
 typedef struct cli_options {
@@ -58,6 +62,7 @@ typedef struct cli_options {
   const char *options[CLI_MAX_LIST];
   size_t num_options;
   long iterations, warmup, calls;
+  int device_io, json, no_gpu_time; /* the value-less flags, 0 or 1 */
 } cli_options;
 
 /* Parses argv[first..argc) accepting the `allowed` options and
@@ -133,6 +138,7 @@ typedef struct cli_job {
   cli_session session;
   cli_tensors tensors;
   int open; /* session open: close it (and free the tensors) on close */
+  double open_us; /* wall time of cli_session_open (plugin load + init) */
 } cli_job;
 
 /* Parses argv (options from `allowed`, one positional: the program), opens
@@ -140,6 +146,34 @@ typedef struct cli_job {
  * message is printed, and cli_job_close is still safe to call. */
 int cli_job_open(int argc, char **argv, unsigned allowed, cli_job *job);
 void cli_job_close(cli_job *job);
+/* bench --device-io (cli_device_io.c): the CUDA runtime, loaded with dlopen
+ * ($AOTRUN_CUDART, else libcudart.so.13, else libcudart.so), and the host
+ * pointers the tensors had before they moved to device memory. */
+typedef struct cli_device_io {
+  void *lib;
+  char lib_name[1024];
+  int (*malloc_fn)(void **ptr, size_t bytes);
+  int (*free_fn)(void *ptr);
+  int (*memcpy_fn)(void *dst, const void *src, size_t bytes, int kind);
+  const char *(*error_string)(int error); /* optional */
+  cli_tensors *tensors;
+  void *host_in[CLI_MAX_LIST], *host_out[CLI_MAX_LIST];
+  size_t num_in, num_out; /* moved to the device so far */
+} cli_device_io;
+
+/* Loads the runtime and gives every input (with its values) and output a
+ * device buffer (kDLCUDA, device 0). A runtime that cannot be loaded, lacks
+ * a symbol or has no usable device is CLI_EXIT_PLUGIN; device out of memory
+ * and failed copies are CLI_EXIT_EXECUTE. On failure nothing stays moved. */
+int cli_device_io_start(const cli_session *s, cli_tensors *t,
+                        cli_device_io *d);
+/* Copies the device outputs into their host buffers (a check that they are
+ * readable). Returns a CLI exit code. */
+int cli_device_io_copy_outputs(cli_device_io *d);
+/* Frees the device buffers and gives the tensors their host buffers back
+ * (call before cli_job_close). Safe after a failed start. */
+void cli_device_io_stop(cli_device_io *d);
+
 /* Prints "<label> <i> (<name>): dtype [d0, d1]" and up to 8 values. */
 void cli_print_tensor(const char *label, size_t index, const char *name,
                       const DLTensor *t, int with_values);

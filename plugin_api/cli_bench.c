@@ -1,14 +1,54 @@
-/* cli_bench.c: `aotrun bench PROGRAM ...`: execute latency percentiles. */
+/*
+ * cli_bench.c: `aotrun bench PROGRAM ...`: per-call latency of execute.
+ *
+ * Measured, all with clock_gettime(CLOCK_MONOTONIC) on the host:
+ *   init        cli_session_open: plugin load, program and method init
+ *   first call  the first execute after init (not counted in the warm-up
+ *               or the iterations)
+ *   latency     each of --iterations executes after --warmup more: median,
+ *               p90, p99 (nearest rank), min, max, mean. execute returns
+ *               after its outputs are written (the plugin ABI), so this is
+ *               wall time including the backend's synchronisation.
+ *   gpu time    when the backend knows the method options gpu_timing (BOOL,
+ *               set to 1 here) and last_gpu_time_ns (INT, read after each
+ *               call; -1: unknown): the GPU time of each call. A backend
+ *               without them (NOT_FOUND, NOT_SUPPORTED) gets "not
+ *               available", never an error. --no-gpu-time skips them.
+ * --device-io keeps inputs and outputs in device memory (cli_device_io.c);
+ * --json prints one JSON object instead of the text lines.
+ */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "plugin_api/cli.h"
 
-static double now_us(void) {
+#define GPU_TIMING_OPTION "gpu_timing"
+#define GPU_TIME_OPTION "last_gpu_time_ns"
+
+typedef struct stats {
+  size_t count;
+  double median, p90, p99, min, max, mean;
+} stats;
+
+typedef struct bench {
+  cli_job job;
+  cli_device_io dio;
+  int dio_started;
+  double first_us, *wall_us; /* wall_us[iterations] */
+  /* GPU time: on while the backend delivers it; gpu_us[i] < 0: unknown. */
+  int gpu_on;
+  double gpu_first_us, *gpu_us;
+  char gpu_note[512]; /* why there is no GPU time */
+} bench;
+
+static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int by_value(const void *a, const void *b) {
@@ -16,47 +56,222 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Runs warmup + iterations executes; times[] gets the timed ones. */
-static int time_runs(const cli_session *s, const cli_options *o,
-                     cli_tensors *t, double *times) {
-  for (long i = 0; i < o->warmup + o->iterations; i++) {
-    cli_tensors_reset_shapes(t);
-    double start = now_us();
-    if (aotrun_host_method_execute(s->handle, t->inputs, t->num_inputs,
-                                   t->outputs, t->num_outputs) != AOTRUN_OK)
-      return cli_fail(CLI_EXIT_EXECUTE, "iteration %ld: %s", i,
-                      aotrun_host_last_error());
-    if (i >= o->warmup) times[i - o->warmup] = now_us() - start;
+/* The value of nearest rank p (0 < p <= 100) in sorted v[0..n). */
+static double rank(const double *v, size_t n, size_t p) {
+  size_t r = (p * n + 99) / 100; /* ceil(p / 100 * n) */
+  return v[r == 0 ? 0 : r - 1];
+}
+
+/* Statistics of the non-negative values of v[0..n) (v is reordered). */
+static stats stats_of(double *v, size_t n) {
+  stats s = {0};
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (v[i] >= 0) v[k++] = v[i];
+  s.count = k;
+  if (k == 0) return s;
+  qsort(v, k, sizeof *v, by_value);
+  double sum = 0;
+  for (size_t i = 0; i < k; i++) sum += v[i];
+  s.median = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+  s.p90 = rank(v, k, 90);
+  s.p99 = rank(v, k, 99);
+  s.min = v[0];
+  s.max = v[k - 1];
+  s.mean = sum / (double)k;
+  return s;
+}
+
+/* Asks the backend for GPU time per call (method option gpu_timing). */
+static void gpu_timing_start(bench *b) {
+  const cli_options *o = &b->job.opts;
+  if (o->no_gpu_time) {
+    snprintf(b->gpu_note, sizeof b->gpu_note, "not measured (--no-gpu-time)");
+    return;
   }
+  aotrun_option on = {.key = GPU_TIMING_OPTION,
+                      .type = AOTRUN_OPTION_BOOL,
+                      .bool_value = 1};
+  aotrun_status st = aotrun_host_method_set_option(b->job.session.handle, &on);
+  if (st == AOTRUN_OK) {
+    b->gpu_on = 1;
+    return;
+  }
+  snprintf(b->gpu_note, sizeof b->gpu_note, "%s%s",
+           st == AOTRUN_ERR_NOT_FOUND || st == AOTRUN_ERR_NOT_SUPPORTED
+               ? "the backend does not offer it: "
+               : "the backend refused gpu_timing: ",
+           aotrun_host_last_error());
+}
+
+/* The GPU time of the last call in us (-1: unknown); a backend that stops
+ * answering turns GPU time off with a note. */
+static double gpu_time_of_last_call(bench *b) {
+  if (!b->gpu_on) return -1;
+  aotrun_option v;
+  aotrun_status st =
+      aotrun_host_method_get_option(b->job.session.handle, GPU_TIME_OPTION, &v);
+  if (st == AOTRUN_OK && v.type == AOTRUN_OPTION_INT)
+    return v.int_value < 0 ? -1 : (double)v.int_value / 1e3;
+  b->gpu_on = 0;
+  if (st == AOTRUN_OK)
+    snprintf(b->gpu_note, sizeof b->gpu_note,
+             "the backend's option " GPU_TIME_OPTION " is not an INT");
+  else
+    snprintf(b->gpu_note, sizeof b->gpu_note, "%s", aotrun_host_last_error());
+  return -1;
+}
+
+/* One execute; *wall gets its time in us. `what` and `index` (if >= 0)
+ * name it in errors. */
+static int call_once(bench *b, const char *what, long index, double *wall,
+                     double *gpu) {
+  cli_tensors *t = &b->job.tensors;
+  cli_tensors_reset_shapes(t);
+  int64_t start = now_ns();
+  aotrun_status st = aotrun_host_method_execute(
+      b->job.session.handle, t->inputs, t->num_inputs, t->outputs,
+      t->num_outputs);
+  *wall = (double)(now_ns() - start) / 1e3;
+  if (st != AOTRUN_OK)
+    return index < 0 ? cli_fail(cli_exit_for_status(st), "%s: %s", what,
+                                aotrun_host_last_error())
+                     : cli_fail(cli_exit_for_status(st), "%s %ld: %s", what,
+                                index, aotrun_host_last_error());
+  *gpu = gpu_time_of_last_call(b);
   return CLI_EXIT_OK;
 }
 
+/* First call, --warmup calls, then --iterations timed calls. */
+static int time_runs(bench *b) {
+  const cli_options *o = &b->job.opts;
+  double wall, gpu;
+  int rc = call_once(b, "first call", -1, &b->first_us, &b->gpu_first_us);
+  for (long i = 0; rc == CLI_EXIT_OK && i < o->warmup; i++)
+    rc = call_once(b, "warm-up call", i, &wall, &gpu);
+  for (long i = 0; rc == CLI_EXIT_OK && i < o->iterations; i++)
+    rc = call_once(b, "iteration", i, &b->wall_us[i], &b->gpu_us[i]);
+  return rc;
+}
+
+static cJSON *stats_json(const stats *s) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "median", s->median);
+  cJSON_AddNumberToObject(j, "p90", s->p90);
+  cJSON_AddNumberToObject(j, "p99", s->p99);
+  cJSON_AddNumberToObject(j, "min", s->min);
+  cJSON_AddNumberToObject(j, "max", s->max);
+  cJSON_AddNumberToObject(j, "mean", s->mean);
+  cJSON_AddNumberToObject(j, "count", (double)s->count);
+  return j;
+}
+
+static int print_json(const bench *b, const stats *wall, const stats *gpu) {
+  const cli_options *o = &b->job.opts;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "program", o->program);
+  cJSON_AddStringToObject(j, "backend",
+                          aotrun_backend_name(b->job.session.backend));
+  cJSON_AddStringToObject(j, "method", o->method);
+  cJSON_AddStringToObject(j, "io", o->device_io ? "device" : "host");
+  cJSON *opts = cJSON_AddArrayToObject(j, "options");
+  for (size_t i = 0; opts != NULL && i < o->num_options; i++)
+    cJSON_AddItemToArray(opts, cJSON_CreateString(o->options[i]));
+  cJSON_AddNumberToObject(j, "iterations", (double)o->iterations);
+  cJSON_AddNumberToObject(j, "warmup", (double)o->warmup);
+  cJSON_AddNumberToObject(j, "init_us", b->job.open_us);
+  cJSON_AddNumberToObject(j, "first_call_us", b->first_us);
+  cJSON_AddItemToObject(j, "latency_us", stats_json(wall));
+  int have_gpu = gpu->count > 0;
+  cJSON_AddBoolToObject(j, "gpu_time_available", have_gpu);
+  if (have_gpu) {
+    cJSON_AddItemToObject(j, "gpu_time_us", stats_json(gpu));
+    if (b->gpu_first_us >= 0)
+      cJSON_AddNumberToObject(j, "gpu_first_call_us", b->gpu_first_us);
+    else
+      cJSON_AddNullToObject(j, "gpu_first_call_us");
+  } else {
+    cJSON_AddNullToObject(j, "gpu_time_us");
+    cJSON_AddNullToObject(j, "gpu_first_call_us");
+    cJSON_AddStringToObject(j, "gpu_time_note", b->gpu_note);
+  }
+  char *text = cJSON_Print(j);
+  cJSON_Delete(j);
+  if (text == NULL) return cli_fail(CLI_EXIT_EXECUTE, "out of memory");
+  fputs(text, stdout);
+  fputc('\n', stdout);
+  cJSON_free(text);
+  return CLI_EXIT_OK;
+}
+
+static void print_stats(const char *label, const stats *s) {
+  printf("%s p50 %.1f us  p90 %.1f us  p99 %.1f us  min %.1f us  mean %.1f "
+         "us",
+         label, s->median, s->p90, s->p99, s->min, s->mean);
+}
+
+static void print_text(const bench *b, const stats *wall, const stats *gpu) {
+  const cli_options *o = &b->job.opts;
+  printf("backend %s, method %s, %s I/O: %ld iterations after a first call "
+         "and %ld warm-up\n",
+         aotrun_backend_name(b->job.session.backend), o->method,
+         o->device_io ? "device" : "host", o->iterations, o->warmup);
+  printf("init %.1f ms (plugin load + method init), first call %.1f us\n",
+         b->job.open_us / 1e3, b->first_us);
+  print_stats("wall", wall);
+  printf("\n");
+  if (gpu->count > 0) {
+    print_stats("gpu ", gpu);
+    printf(" (%zu of %ld calls)\n", gpu->count, o->iterations);
+  } else {
+    printf("gpu  not available: ");
+    cli_put_escaped(stdout, b->gpu_note);
+    printf("\n");
+  }
+}
+
 int cli_bench(int argc, char **argv) {
-  cli_job j;
+  bench b;
+  memset(&b, 0, sizeof b);
   int rc = cli_job_open(argc, argv,
                         CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
                             CLI_OPT_INPUT | CLI_OPT_ITERATIONS |
-                            CLI_OPT_WARMUP | CLI_OPT_OPTION,
-                        &j);
-  const cli_options *o = &j.opts;
-  double *times = NULL;
+                            CLI_OPT_WARMUP | CLI_OPT_OPTION |
+                            CLI_OPT_DEVICE_IO | CLI_OPT_JSON |
+                            CLI_OPT_NO_GPU_TIME,
+                        &b.job);
+  const cli_options *o = &b.job.opts;
   if (rc == CLI_EXIT_OK) {
-    times = malloc((size_t)o->iterations * sizeof *times);
-    if (times == NULL) rc = cli_fail(CLI_EXIT_EXECUTE, "out of memory");
+    b.wall_us = malloc((size_t)o->iterations * sizeof *b.wall_us);
+    b.gpu_us = malloc((size_t)o->iterations * sizeof *b.gpu_us);
+    if (b.wall_us == NULL || b.gpu_us == NULL)
+      rc = cli_fail(CLI_EXIT_EXECUTE, "out of memory for %ld iterations",
+                    o->iterations);
   }
-  if (rc == CLI_EXIT_OK) rc = time_runs(&j.session, o, &j.tensors, times);
+  if (rc == CLI_EXIT_OK && o->device_io) {
+    rc = cli_device_io_start(&b.job.session, &b.job.tensors, &b.dio);
+    b.dio_started = rc == CLI_EXIT_OK;
+  }
   if (rc == CLI_EXIT_OK) {
-    double sum = 0;
-    for (long i = 0; i < o->iterations; i++) sum += times[i];
-    qsort(times, (size_t)o->iterations, sizeof *times, by_value);
-    printf("backend %s, method %s: %ld iterations (%ld warmup)\n",
-           aotrun_backend_name(j.session.backend), o->method, o->iterations,
-           o->warmup);
-    printf("p50 %.1f us  p90 %.1f us  mean %.1f us\n",
-           times[(o->iterations - 1) * 50 / 100],
-           times[(o->iterations - 1) * 90 / 100], sum / (double)o->iterations);
+    gpu_timing_start(&b);
+    rc = time_runs(&b);
   }
-  free(times);
-  cli_job_close(&j);
+  if (rc == CLI_EXIT_OK && b.dio_started)
+    rc = cli_device_io_copy_outputs(&b.dio);
+  if (rc == CLI_EXIT_OK) {
+    stats wall = stats_of(b.wall_us, (size_t)o->iterations);
+    stats gpu = stats_of(b.gpu_us, (size_t)o->iterations);
+    if (gpu.count == 0 && b.gpu_note[0] == '\0')
+      snprintf(b.gpu_note, sizeof b.gpu_note,
+               "the backend returned -1 (unknown) for " GPU_TIME_OPTION);
+    if (o->json)
+      rc = print_json(&b, &wall, &gpu);
+    else
+      print_text(&b, &wall, &gpu);
+  }
+  if (b.dio_started) cli_device_io_stop(&b.dio);
+  free(b.wall_us);
+  free(b.gpu_us);
+  cli_job_close(&b.job);
   return rc;
 }

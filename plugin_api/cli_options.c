@@ -23,7 +23,13 @@ static const struct {
     {"--warmup", CLI_OPT_WARMUP},         {"--option", CLI_OPT_OPTION},
     {"--calls", CLI_OPT_CALLS},
     {"--output-format", CLI_OPT_OUTPUT_FORMAT},
+    {"--device-io", CLI_OPT_DEVICE_IO},
+    {"--json", CLI_OPT_JSON},
+    {"--no-gpu-time", CLI_OPT_NO_GPU_TIME},
 };
+
+/* Options that take no value. */
+#define CLI_FLAGS (CLI_OPT_DEVICE_IO | CLI_OPT_JSON | CLI_OPT_NO_GPU_TIME)
 
 /* A decimal count in [min, max]; the message names the option, the value
  * and the limit. */
@@ -105,6 +111,12 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
       return cli_fail(CLI_EXIT_USAGE, "%s: unknown option '%s' (see aotrun "
                                       "--help)",
                       cmd, a);
+    if (flag & CLI_FLAGS) {
+      if (flag == CLI_OPT_DEVICE_IO) out->device_io = 1;
+      if (flag == CLI_OPT_JSON) out->json = 1;
+      if (flag == CLI_OPT_NO_GPU_TIME) out->no_gpu_time = 1;
+      continue;
+    }
     if (i + 1 >= argc)
       return cli_fail(CLI_EXIT_USAGE, "%s: option %s needs a value", cmd, a);
     int rc = store(out, flag, a, argv[++i]);

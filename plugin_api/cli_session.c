@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plugin_api/cli.h"
 
@@ -111,7 +112,13 @@ void cli_session_close(cli_session *s) {
 int cli_job_open(int argc, char **argv, unsigned allowed, cli_job *job) {
   memset(job, 0, sizeof *job);
   int rc = cli_parse(argc, argv, 2, allowed, 1, &job->opts);
-  if (rc == CLI_EXIT_OK) rc = cli_session_open(&job->opts, &job->session);
+  if (rc != CLI_EXIT_OK) return rc;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rc = cli_session_open(&job->opts, &job->session);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  job->open_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+                 (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
   if (rc != CLI_EXIT_OK) return rc;
   job->open = 1;
   return cli_tensors_from_files(&job->session, &job->opts, &job->tensors);

@@ -232,6 +232,7 @@ aotrun_status aotrun_host_method_get_option(const aotrun_host_method *m,
   if (m == NULL || key == NULL || out == NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "get_option: NULL method, key or out");
+  memset(out, 0, sizeof *out);
   if (!AOTRUN_BACKEND_CAN(m->backend, get_option))
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                             "backend '%s' has no get_option",

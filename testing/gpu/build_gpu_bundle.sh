@@ -21,6 +21,7 @@ targets=(
   //testing/fallback:test_fallback_cuda
   //testing/fallback:test_attention_args
   //testing/fallback:bench_gemm
+  //testing/gpu:launch_floor
 )
 # --symlink_prefix=/: leave the workspace's convenience links alone.
 "${BAZEL[@]}" build -c opt --dynamic_mode=off --symlink_prefix=/ "${targets[@]}"
@@ -31,7 +32,7 @@ copy "$bin/plugin_api/aotrun" .gpu/bin
 copy "$bin/testing/backend/aotrun_gpu_check" .gpu/bin
 for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
          testing/fallback/test_fallback_cuda testing/fallback/test_attention_args \
-         testing/fallback/bench_gemm; do
+         testing/fallback/bench_gemm testing/gpu/launch_floor; do
   copy "$bin/$t" .gpu/bin
 done
 copy "$bin/shim_lib/libaotrun_shim.so" .gpu/lib

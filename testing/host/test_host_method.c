@@ -140,6 +140,21 @@ static void test_options(void **state) {
   assert_contains(aotrun_host_last_error(), "unknown option speed");
   assert_int_equal(aotrun_host_method_set_option(m, NULL),
                    AOTRUN_ERR_INVALID_ARGUMENT);
+  /* get_option reads the handle's value back; unknown keys name the key. */
+  aotrun_option got;
+  assert_int_equal(aotrun_host_method_get_option(m, "offset", &got),
+                   AOTRUN_OK);
+  assert_int_equal(got.type, AOTRUN_OPTION_INT);
+  assert_int_equal(got.int_value, offset.int_value);
+  assert_int_equal(aotrun_host_method_get_option(m, "label", &got),
+                   AOTRUN_OK);
+  assert_string_equal(got.string_value, "mine");
+  assert_int_equal(aotrun_host_method_get_option(m, "last_gpu_time_ns", &got),
+                   AOTRUN_ERR_NOT_FOUND);
+  assert_contains(aotrun_host_last_error(),
+                  "get_option 'last_gpu_time_ns' failed (not found)");
+  assert_int_equal(aotrun_host_method_get_option(m, NULL, &got),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
   aotrun_host_method_close(m);
   aotrun_registry_destroy(r);
 }

@@ -11,6 +11,11 @@
  *                    (STRING), per handle; method NULL sets the defaults
  *                    for handles created afterwards.
  *
+ * With -DMINIMAL_GPU_TIMING (the _gpu_timing variant) it also has the CUDA
+ * backend's timing options: "gpu_timing" (BOOL, per handle) and, read-only,
+ * "last_gpu_time_ns" (INT): a made-up time of the last call, 2000 + 100 *
+ * (call % 5) ns, and -1 (unknown) for every 4th call or with timing off.
+ *
  * The test variants in testing/plugins/BUILD are built from this file with
  * -D flags (MINIMAL_*); a real plugin would not have them.
  */
@@ -44,6 +49,8 @@ struct aotrun_method {
   int64_t offset;
   char label[LABEL_SIZE];
   char error[ERROR_SIZE]; /* last_error(method) */
+  int32_t gpu_timing;     /* MINIMAL_GPU_TIMING only */
+  int64_t calls;
 };
 
 /* last_error(NULL): failed init (and backend-wide calls), per thread. */
@@ -158,6 +165,7 @@ static aotrun_status execute(aotrun_method *m, const DLTensor *inputs,
   for (int64_t i = 0; i < x->shape[0]; i++)
     o[i] = in[i] * m->factor + (float)m->offset + MINIMAL_BIAS;
   y->shape[0] = x->shape[0]; /* the dynamic dim's actual size */
+  m->calls++;
   return AOTRUN_OK;
 }
 
@@ -176,6 +184,13 @@ static aotrun_status set_option(aotrun_method *m, const aotrun_option *opt) {
       return fail(m, AOTRUN_ERR_INVALID_ARGUMENT, "option 'label' is STRING",
                   "");
     snprintf(label, LABEL_SIZE, "%s", opt->string_value); /* we copy it */
+#ifdef MINIMAL_GPU_TIMING
+  } else if (m != NULL && strcmp(opt->key, "gpu_timing") == 0) {
+    if (opt->type != AOTRUN_OPTION_BOOL)
+      return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
+                  "option 'gpu_timing' is BOOL", "");
+    m->gpu_timing = opt->bool_value;
+#endif
   } else {
     return fail(m, AOTRUN_ERR_NOT_FOUND, "unknown option ", opt->key);
   }
@@ -193,6 +208,14 @@ static aotrun_status get_option(aotrun_method *m, const char *key,
     out->key = "label";
     out->type = AOTRUN_OPTION_STRING;
     out->string_value = m ? m->label : g_label; /* ours until next set */
+#ifdef MINIMAL_GPU_TIMING
+  } else if (m != NULL && strcmp(key, "last_gpu_time_ns") == 0) {
+    out->key = "last_gpu_time_ns";
+    out->type = AOTRUN_OPTION_INT;
+    out->int_value = !m->gpu_timing || m->calls == 0 || m->calls % 4 == 0
+                         ? -1
+                         : 2000 + 100 * (m->calls % 5);
+#endif
   } else {
     return fail(m, AOTRUN_ERR_NOT_FOUND, "unknown option ", key);
   }

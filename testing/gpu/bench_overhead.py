@@ -1,0 +1,1001 @@
+"""Per-call overhead of aotrun against torch and against the GPU floor
+(issue 12), side by side, in one device call.
+
+  bash testing/gpu/unpack_bundle.sh .gpu
+  python3 testing/gpu/bench_overhead.py --bundle .gpu --out $OUT
+
+Models (float32, fixed seeds): mlp (Linear 64->128, ReLU, Linear 128->16 at
+batch 4), transformer (one block, d=512, 8 heads, T=128, causal, batch 1),
+cnn (3 conv+ReLU, 2 max-pools, global average pool, Linear, 3x64x64, batch
+1), decoder (one token attending to a KV cache of 128 positions, d=512, 8
+heads; the cache is an input, the new K/V are outputs: stateless).
+
+Steps, under one time budget (--budget, default 540 s):
+ 1. Exports, in parallel worker processes (--jobs): each model with aotrun's
+    exporter (backend_cuda/export, --shim-exports .gpu/lib/libaotrun_shim.so,
+    keep_packages=True: its .pt2 stays) and, for the runner comparison,
+    with torch's default torch.export + aoti_compile_and_package ("torch
+    default export time"). Each export's wall time is recorded (they run
+    --jobs at a time, so under that load).
+ 2. Kernels per call N: counted in the wrapper source of aotrun's .pt2
+    (call_triton_* launches + aoti_torch_cuda_* / aoti_torch_copy_ extern
+    calls in run_impl) and, for reference, torch.profiler's kernel count of
+    one eager call. The floor is taken at the wrapper's N (the eager count
+    when the wrapper cannot be read; the table says which).
+ 3. Rounds (--rounds): every model, every variant, the same inputs; the order
+    is reversed every other round so drift hits all alike. Variants (median
+    host wall time per call of --iters calls after --warmup, each call
+    synchronised):
+      eager                 torch eager on device tensors + synchronize
+      cuda_graph            torch.cuda.graphs: copy of the inputs into the
+                            static buffers + replay + synchronize
+      aoti_aotrun_pkg       torch._inductor.aoti_load_package of aotrun's .pt2
+                            (built without libtorch: may not load; the
+                            reason is recorded)
+      aoti_torch_default    the same runner on torch's default package
+      aotrun_{nograph,graph}_{device,host}
+                            .gpu/bin/aotrun bench --json --no-gpu-time, with
+                            --device-io or host I/O, and with
+                            --option enable_cuda_graph_for_method=forward
+      floor                 .gpu/bin/launch_floor (one launch + sync, N plain
+                            launches + sync, a graph of N kernels + sync,
+                            256-byte copies + sync)
+    The reported figure is the median over rounds of each round's median.
+    Round 0 also gives aotrun's init and first-call times (bench --json), its
+    GPU busy time per call (a run with GPU timing) and its peak device
+    memory (nvidia-smi per process, CUDA context included; torch's column is
+    torch.cuda.max_memory_allocated of the model: tensors only).
+Writes OUT/bench_overhead.json (everything, errors included) and
+OUT/bench_overhead.md (a docs/benchmarks.md section); both are rewritten
+after each phase, so a run cut short still leaves its results. Every model
+and measurement is in try/except: a failure is recorded, the rest runs.
+
+  python3 testing/gpu/bench_overhead.py --from-json OUT/bench_overhead.json
+      re-renders the markdown (to stdout) from a results file.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+MODELS = ["mlp", "transformer", "cnn", "decoder"]
+DESCRIPTIONS = {
+    "mlp": "MLP 64->128->16 (Linear, ReLU, Linear), batch 4",
+    "transformer": "transformer block d=512, 8 heads, T=128, causal, batch 1",
+    "cnn": "CNN 3 conv (16/32/64 ch) + ReLU, 2 max-pools, global avg pool, "
+           "Linear, 3x64x64, batch 1",
+    "decoder": "decoder step: 1 token, KV cache of 128 positions (input), "
+               "d=512, 8 heads, batch 1",
+}
+VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
+            "aotrun_nograph_device", "aotrun_graph_device",
+            "aotrun_nograph_host", "aotrun_graph_host"]
+TORCH_VARIANTS = VARIANTS[:4]
+FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
+
+
+# ---- kernel count from the generated wrapper source ------------------------
+
+def count_wrapper_kernels(cpp):
+    """Kernel launches per call in an AOTInductor wrapper.cpp: invocations
+    of call_triton_* (not their definitions) and extern kernel calls
+    (aoti_torch_cuda_*, aoti_torch_copy_) inside run_impl (constant folding,
+    run once, is left out). Returns {"triton", "extern", "total",
+    "names": {...}, "scope"}."""
+    body, scope = cpp, "whole file"
+    m = re.search(r"void\s+AOTInductorModel::run_impl\s*\(", cpp)
+    if m:
+        end = cpp.find("// AOTInductorModel::run_impl", m.end())
+        if end < 0:
+            nxt = re.search(r"\n}\s*//\s*namespace", cpp[m.end():])
+            end = m.end() + nxt.start() if nxt else len(cpp)
+        body, scope = cpp[m.start():end], "run_impl"
+    names = {}
+    triton = 0
+    for t in re.finditer(r"(?<![\w])(call_triton_\w+|launchKernel)\s*\(", body):
+        before = body[max(0, t.start() - 40):t.start()]
+        if re.search(r"\bvoid\s+$", before):
+            continue  # a definition
+        triton += 1
+        names[t.group(1)] = names.get(t.group(1), 0) + 1
+    extern = 0
+    for e in re.finditer(r"(?<![\w])(aoti_torch_cuda_\w+|aoti_torch_copy_)\s*\(",
+                         body):
+        extern += 1
+        names[e.group(1)] = names.get(e.group(1), 0) + 1
+    return {"triton": triton, "extern": extern, "total": triton + extern,
+            "names": names, "scope": scope}
+
+
+def count_package_kernels(pt2):
+    import zipfile
+    with zipfile.ZipFile(pt2) as z:
+        cpps = [n for n in z.namelist() if n.endswith(".wrapper.cpp")]
+        if not cpps:
+            raise ValueError(f"{pt2}: no *.wrapper.cpp in the package")
+        return count_wrapper_kernels(z.read(cpps[0]).decode("utf-8", "replace"))
+
+
+# ---- the models --------------------------------------------------------------
+
+def build_model(name, device="cuda"):
+    """(module in eval mode on device, example args); weights and inputs
+    from fixed seeds."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    torch.manual_seed(1234)
+    gen = torch.Generator().manual_seed(99)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=gen).to(device)
+
+    if name == "mlp":
+        m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 16))
+        args = (rand(4, 64),)
+    elif name == "transformer":
+        sys.path.insert(0, HERE)
+        import models
+        m = models.TransformerBlock(d=512, heads=8)
+        args = (rand(1, 128, 512),)
+    elif name == "cnn":
+        class CNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+                self.c2 = nn.Conv2d(16, 32, 3, padding=1)
+                self.c3 = nn.Conv2d(32, 64, 3, padding=1)
+                self.fc = nn.Linear(64, 10)
+
+            def forward(self, x):
+                x = F.max_pool2d(torch.relu(self.c1(x)), 2)
+                x = F.max_pool2d(torch.relu(self.c2(x)), 2)
+                x = F.adaptive_avg_pool2d(torch.relu(self.c3(x)), 1)
+                return self.fc(torch.flatten(x, 1))
+        m = CNN()
+        args = (rand(1, 3, 64, 64),)
+    elif name == "decoder":
+        class DecoderStep(nn.Module):
+            def __init__(self, d=512, heads=8):
+                super().__init__()
+                self.heads = heads
+                self.ln1 = nn.LayerNorm(d)
+                self.qkv = nn.Linear(d, 3 * d)
+                self.proj = nn.Linear(d, d)
+                self.ln2 = nn.LayerNorm(d)
+                self.fc1 = nn.Linear(d, 4 * d)
+                self.fc2 = nn.Linear(4 * d, d)
+
+            def forward(self, x, k_cache, v_cache):
+                b, t, d = x.shape
+                q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+                shape = (b, t, self.heads, d // self.heads)
+                q, k, v = (z.reshape(shape).transpose(1, 2) for z in (q, k, v))
+                keys = torch.cat([k_cache, k], dim=2)
+                values = torch.cat([v_cache, v], dim=2)
+                a = F.scaled_dot_product_attention(q, keys, values)
+                x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+                y = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+                return y, k.contiguous(), v.contiguous()
+        m = DecoderStep()
+        args = (rand(1, 1, 512), rand(1, 8, 128, 64), rand(1, 8, 128, 64))
+    else:
+        raise ValueError(f"unknown model {name!r}; known: {MODELS}")
+    return m.to(device).eval(), args
+
+
+# ---- export workers (one process per export) ---------------------------------
+
+def worker_export(a):
+    """--worker: one export; writes its result JSON to --result."""
+    res = {"model": a.model, "kind": a.kind}
+    t_start = time.time()
+    try:
+        import numpy as np
+        import torch
+        d = os.path.join(a.work, a.model)
+        os.makedirs(d, exist_ok=True)
+        module, args = build_model(a.model)
+        if a.kind == "aotrun":
+            sys.path.insert(0, os.path.join(ROOT, "backend_cuda", "export"))
+            from aotrun_export import export_program
+            ins = []
+            os.makedirs(os.path.join(d, "inputs"), exist_ok=True)
+            for i, x in enumerate(args):
+                p = os.path.join(d, "inputs", f"in{i}.npy")
+                np.save(p, x.detach().cpu().numpy())
+                ins.append(p)
+            res["inputs"] = ins
+            prog = os.path.join(d, "program")
+            shim = os.path.join(a.bundle, "lib", "libaotrun_shim.so")
+            t0 = time.time()
+            with torch.no_grad():
+                export_program({"forward": (module, args)}, prog,
+                               shim_exports=[shim] if os.path.exists(shim) else None,
+                               keep_packages=True,
+                               log=lambda s: print(s, flush=True))
+            res["seconds"] = time.time() - t0
+            res["program"] = prog
+            pt2 = os.path.join(prog, "forward.pt2")
+            res["pt2"] = pt2 if os.path.exists(pt2) else None
+            try:
+                res["kernels"] = count_package_kernels(pt2)
+            except Exception as e:
+                res["kernels_error"] = f"{type(e).__name__}: {e}"[:500]
+        else:
+            ins = []  # the same values (same seeds) for the probe
+            os.makedirs(os.path.join(d, "inputs_torch"), exist_ok=True)
+            for i, x in enumerate(args):
+                p = os.path.join(d, "inputs_torch", f"in{i}.npy")
+                np.save(p, x.detach().cpu().numpy())
+                ins.append(p)
+            res["inputs"] = ins
+            t0 = time.time()
+            with torch.no_grad():
+                ep = torch.export.export(module, args)
+                t1 = time.time()
+                path = torch._inductor.aoti_compile_and_package(
+                    ep, package_path=os.path.join(d, "torch_default.pt2"))
+            res["seconds"] = time.time() - t0
+            res["export_seconds"] = t1 - t0
+            res["compile_seconds"] = time.time() - t1
+            res["pt2"] = path
+            try:
+                res["kernels"] = count_package_kernels(path)
+            except Exception as e:
+                res["kernels_error"] = f"{type(e).__name__}: {e}"[:500]
+    except Exception as e:
+        res["error"] = f"{type(e).__name__}: {e}"[:2000]
+        res["traceback"] = traceback.format_exc()[-4000:]
+    res["wall_seconds"] = time.time() - t_start
+    with open(a.result, "w") as f:
+        json.dump(res, f, indent=1)
+    return 0 if "error" not in res else 1
+
+
+def worker_probe(a):
+    """--worker --kind probe: loads a .pt2 with torch's AOTI runner and calls
+    it once, in its own process (a package that crashes the loader must not
+    take the benchmark down). Writes {"ok": true} or the error to --result."""
+    res = {"pt2": a.model}
+    try:
+        import numpy as np
+        import torch
+        runner = torch._inductor.aoti_load_package(a.model)
+        ins = [p for p in (a.inputs or "").split(",") if p]
+        runner(*[torch.from_numpy(np.load(p)).cuda() for p in ins])
+        torch.cuda.synchronize()
+        res["ok"] = True
+    except Exception as e:
+        res["error"] = f"{type(e).__name__}: {e}"[:1000]
+    with open(a.result, "w") as f:
+        json.dump(res, f)
+    return 0
+
+
+def probe_packages(a, budget, results, save):
+    """Probes every package for the AOTI runner columns in subprocesses;
+    a package that fails or crashes there is not loaded in this process."""
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = []
+    for model in a.models:
+        e = results["models"][model]["export"]
+        for kind, variant in (("aotrun", "aoti_aotrun_pkg"),
+                              ("torch_default", "aoti_torch_default")):
+            pt2 = e.get(kind, {}).get("pt2")
+            ins = e.get(kind, {}).get("inputs") or []
+            if pt2 and os.path.exists(pt2) and ins:
+                jobs.append((model, variant, pt2, ins))
+    env = subprocess_env(a.bundle)
+
+    def one(job):
+        model, variant, pt2, ins = job
+        rpath = os.path.join(a.work, f"{model}.{variant}.probe.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--kind",
+               "probe", "--model", pt2, "--inputs", ",".join(ins),
+               "--work", a.work, "--result", rpath]
+        rc, out, err = sh(cmd, min(120, max(5, budget.left() - a.reserve)), env=env)
+        try:
+            with open(rpath) as f:
+                res = json.load(f)
+        except (OSError, ValueError):
+            res = {"error": f"the loader process died (rc {rc}): "
+                            f"{last_line(err) or last_line(out)}"}
+        return model, variant, res
+
+    with ThreadPoolExecutor(4) as ex:
+        for model, variant, res in ex.map(one, jobs):
+            results["models"][model].setdefault("probe", {})[variant] = res
+            print(f"probe {model} {variant}: {res.get('error', 'ok')[:200]}",
+                  flush=True)
+    save()
+
+
+# ---- the driver ---------------------------------------------------------------
+
+class Recorded(Exception):
+    """A failure whose message is already complete (recorded as is)."""
+
+
+def describe(e):
+    return str(e) if isinstance(e, Recorded) else f"{type(e).__name__}: {e}"
+
+
+class Budget:
+    def __init__(self, seconds):
+        self.end = time.time() + seconds
+        self.seconds = seconds
+
+    def left(self):
+        return self.end - time.time()
+
+
+def sh(cmd, timeout, env=None):
+    """(rc, stdout, stderr); rc 124 on timeout, 127 when not runnable."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=max(1, timeout), env=env)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or ""
+        if isinstance(out, bytes):
+            out = out.decode("utf-8", "replace")
+        return 124, out, f"timeout after {timeout:.0f}s"
+    except OSError as e:
+        return 127, "", f"cannot run {cmd[0]}: {e}"
+
+
+def last_line(text):
+    lines = [l for l in (text or "").strip().splitlines() if l.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def gpu_info():
+    info = {}
+    rc, out, err = sh(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                       "--format=csv,noheader"], 30)
+    if rc == 0 and out.strip():
+        parts = [p.strip() for p in out.strip().splitlines()[0].split(",")]
+        info.update(zip(["name", "driver", "memory"], parts))
+    else:
+        info["nvidia_smi_error"] = last_line(err) or f"rc {rc}"
+    try:
+        import torch
+        info["torch"] = torch.__version__
+        info["torch_cuda"] = torch.version.cuda
+        if torch.cuda.is_available():
+            info.setdefault("name", torch.cuda.get_device_name(0))
+    except Exception as e:
+        info["torch_error"] = f"{type(e).__name__}: {e}"[:300]
+    return info
+
+
+def subprocess_env(bundle):
+    env = dict(os.environ)
+    paths = [os.path.join(bundle, "lib"), "/usr/local/cuda/lib64"]
+    try:
+        import nvidia.cudnn  # torch's wheel: the shim dlopens libcudnn.so.9
+        paths.append(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))
+    except Exception:
+        pass
+    if env.get("LD_LIBRARY_PATH"):
+        paths.append(env["LD_LIBRARY_PATH"])
+    env["LD_LIBRARY_PATH"] = ":".join(paths)
+    env.setdefault("AOTRUN_LOG_LEVEL", "warning")
+    return env
+
+
+def run_exports(a, budget, results, save):
+    """Every export in its own process, --jobs at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(m, k) for m in a.models for k in ("aotrun", "torch_default")
+            if k == "aotrun" or not a.skip_torch_default]
+    limit = budget.left() * a.export_share
+    t_end = time.time() + limit
+
+    def one(job):
+        model, kind = job
+        rpath = os.path.join(a.work, f"{model}.{kind}.export.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker",
+               "--model", model, "--kind",
+               "aotrun" if kind == "aotrun" else "torch",
+               "--work", a.work, "--bundle", a.bundle, "--result", rpath]
+        rc, out, err = sh(cmd, t_end - time.time())
+        with open(os.path.join(a.work, f"{model}.{kind}.export.log"), "w") as f:
+            f.write(out + "\n" + err)
+        try:
+            with open(rpath) as f:
+                res = json.load(f)
+        except (OSError, ValueError):
+            res = {"error": f"export worker rc {rc}: {last_line(err) or last_line(out)}"}
+        return model, kind, res
+
+    results["export_jobs"] = a.jobs
+    with ThreadPoolExecutor(a.jobs) as ex:
+        for model, kind, res in ex.map(one, jobs):
+            e = results["models"][model]["export"]
+            e[kind] = res
+            status = "ok %.1f s" % res["seconds"] if "seconds" in res else res.get("error", "?")[:200]
+            print(f"export {model} {kind}: {status}", flush=True)
+    save()
+
+
+def wrapper_n(mres):
+    k = mres["export"].get("aotrun", {}).get("kernels")
+    if k and k.get("total"):
+        return k["total"], "wrapper"
+    n = mres.get("kernels_eager_profiler")
+    if n:
+        return n, "eager profiler"
+    return None, None
+
+
+class TorchModel:
+    """In-process torch variants of one model."""
+
+    def __init__(self, name, mres, a):
+        import numpy as np
+        import torch
+        self.name = name
+        self.torch = torch
+        self.module, args = build_model(name)
+        ins = mres["export"].get("aotrun", {}).get("inputs")
+        if ins and all(os.path.exists(p) for p in ins):  # aotrun's inputs
+            args = tuple(torch.from_numpy(np.load(p)).cuda() for p in ins)
+        self.args = args
+        self.calls = {}
+        self.errors = {}
+        with torch.no_grad():
+            self.module(*args)
+            torch.cuda.synchronize()
+            try:  # the model's own tensors: a fresh copy, one call
+                base = torch.cuda.memory_allocated()
+                torch.cuda.reset_peak_memory_stats()
+                m2, a2 = build_model(name)
+                m2(*a2)
+                torch.cuda.synchronize()
+                mres["torch_peak_allocated_mib"] = (
+                    torch.cuda.max_memory_allocated() - base) / 2**20
+                del m2, a2
+            except Exception as e:
+                mres["torch_memory_error"] = describe(e)[:300]
+        self.calls["eager"] = lambda: self.module(*self.args)
+        probe = mres.get("probe", {})
+        for variant, make in (("cuda_graph", self._graph),
+                              ("aoti_aotrun_pkg", lambda: self._aoti(
+                                  mres["export"].get("aotrun", {}).get("pt2"),
+                                  probe.get("aoti_aotrun_pkg", {}))),
+                              ("aoti_torch_default", lambda: self._aoti(
+                                  mres["export"].get("torch_default", {}).get("pt2"),
+                                  probe.get("aoti_torch_default", {})))):
+            try:
+                self.calls[variant] = make()
+            except Exception as e:
+                self.errors[variant] = describe(e)[:500]
+        try:
+            mres["kernels_eager_profiler"] = self._profile_kernels()
+        except Exception as e:
+            mres["kernels_eager_profiler_error"] = f"{type(e).__name__}: {e}"[:300]
+
+    def _graph(self):
+        torch = self.torch
+        static = [x.clone() for x in self.args]
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.no_grad(), torch.cuda.stream(s):
+            for _ in range(3):
+                self.module(*static)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.no_grad(), torch.cuda.graph(g):
+            self.static_out = self.module(*static)
+        self.graph = g
+
+        def call():
+            for dst, src in zip(static, self.args):
+                dst.copy_(src)
+            g.replay()
+        return call
+
+    def _aoti(self, pt2, probe=None):
+        if not pt2 or not os.path.exists(pt2):
+            raise Recorded("no package (its export failed or was skipped)")
+        if probe is not None and not probe.get("ok"):
+            raise Recorded("does not load: " + probe.get("error", "probe not run"))
+        runner = self.torch._inductor.aoti_load_package(pt2)
+        runner(*self.args)
+        self.torch.cuda.synchronize()
+        return lambda: runner(*self.args)
+
+    def _profile_kernels(self):
+        torch = self.torch
+        from torch.profiler import ProfilerActivity, profile
+        with torch.no_grad():
+            self.module(*self.args)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                self.module(*self.args)
+                torch.cuda.synchronize()
+        n = 0
+        for e in prof.events():
+            dev = str(getattr(e, "device_type", "")).lower()
+            if "cuda" in dev and not e.name.startswith(("Memcpy", "Memset")):
+                n += 1
+        return n
+
+    def measure(self, variant, iters, warmup):
+        torch = self.torch
+        if variant in self.errors:
+            raise Recorded(self.errors[variant])
+        fn = self.calls[variant]
+        ts = []
+        with torch.no_grad():
+            for i in range(warmup + iters):
+                t0 = time.perf_counter()
+                fn()
+                torch.cuda.synchronize()
+                if i >= warmup:
+                    ts.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(ts)
+
+
+def nvidia_smi_peak(pid, stop, box):
+    """Polls nvidia-smi for the used memory (MiB) of process pid."""
+    while not stop.is_set():
+        rc, out, _ = sh(["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                         "--format=csv,noheader,nounits"], 5)
+        if rc != 0:
+            box["error"] = "nvidia-smi --query-compute-apps failed"
+            return
+        for line in out.splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 2 and parts[0] == str(pid) and parts[1].isdigit():
+                box["peak"] = max(box.get("peak", 0), int(parts[1]))
+        stop.wait(0.1)
+
+
+def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False):
+    """Runs aotrun bench --json; returns its parsed JSON (raises on error)."""
+    exp = mres["export"].get("aotrun", {})
+    if "program" not in exp:
+        raise Recorded("no aotrun program (export failed: "
+                       f"{exp.get('error', 'not run')[:200]})")
+    cmd = [os.path.join(a.bundle, "bin", "aotrun"), "bench", exp["program"],
+           "--plugin", os.path.join(a.bundle, "lib", "libaotrun_cuda.so"),
+           "--iterations", str(a.iters), "--warmup", str(a.warmup), "--json"]
+    for p in exp.get("inputs", []):
+        cmd += ["--input", p]
+    if variant.endswith("_device"):
+        cmd.append("--device-io")
+    if "_graph_" in variant:
+        cmd += ["--option", "enable_cuda_graph_for_method=forward"]
+    if not gpu_time:
+        cmd.append("--no-gpu-time")
+    box, stop = {}, threading.Event()
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+    except OSError as e:
+        raise Recorded(f"cannot run {cmd[0]}: {e}")
+    poll = None
+    if memory:
+        poll = threading.Thread(target=nvidia_smi_peak, args=(p.pid, stop, box),
+                                daemon=True)
+        poll.start()
+    try:
+        out, err = p.communicate(timeout=max(1, timeout))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        raise Recorded(f"aotrun bench timed out after {timeout:.0f} s")
+    finally:
+        stop.set()
+        if poll:
+            poll.join(10)
+    if p.returncode != 0:
+        raise Recorded(f"aotrun bench rc {p.returncode}: "
+                           f"{last_line(err) or last_line(out)} "
+                           f"[{' '.join(shlex.quote(c) for c in cmd)}]")
+    res = json.loads(out)
+    if memory:
+        res["peak_device_mib"] = box.get("peak")
+        if "error" in box:
+            res["peak_device_error"] = box["error"]
+    return res
+
+
+def run_floor(a, env, ns, timeout):
+    cmd = [os.path.join(a.bundle, "bin", "launch_floor"), "--reps",
+           str(a.floor_reps), "--warmup", "200",
+           "--ns", ",".join(str(n) for n in sorted(set(ns)))]
+    rc, out, err = sh(cmd, timeout, env=env)
+    try:
+        d = json.loads(out)
+    except ValueError:
+        d = None
+    if rc != 0 or d is None or "error" in (d or {}):
+        raise Recorded(f"launch_floor rc {rc}: "
+                           f"{(d or {}).get('error') or last_line(err) or last_line(out)}")
+    return d
+
+
+def floor_median(rounds):
+    """Median over rounds of each floor figure's median."""
+    def med(vals):
+        vals = [v for v in vals if isinstance(v, (int, float)) and v >= 0]
+        return statistics.median(vals) if vals else None
+    out = {}
+    for key in ("sync_idle", "one_launch_sync", "memcpy_d2d_sync",
+                "memcpy_h2d_sync", "memcpy_d2h_sync"):
+        out[key] = med([r.get(key, {}).get("median") for r in rounds])
+    for key in ("launches_sync", "graph_launch_sync"):
+        ns = sorted({n for r in rounds for n in r.get(key, {})}, key=int)
+        out[key] = {n: med([r.get(key, {}).get(n, {}).get("median")
+                            for r in rounds]) for n in ns}
+    return out
+
+
+def measure_rounds(a, budget, results, save):
+    import torch
+    env = subprocess_env(a.bundle)
+    torch_models = {}
+    for name in a.models:
+        mres = results["models"][name]
+        try:
+            torch_models[name] = TorchModel(name, mres, a)
+            for v, e in torch_models[name].errors.items():
+                mres["variants"].setdefault(v, {})["error"] = e
+        except Exception as e:
+            mres["torch_error"] = f"{type(e).__name__}: {e}"[:1000]
+            mres["torch_traceback"] = traceback.format_exc()[-3000:]
+        n, src = wrapper_n(mres)
+        mres["kernels_n"], mres["kernels_n_source"] = n, src
+    ns = FLOOR_NS + [results["models"][m]["kernels_n"] for m in a.models
+                     if results["models"][m].get("kernels_n")]
+    ns += [results["models"][m].get("kernels_eager_profiler") or 0
+           for m in a.models]
+    ns = [n for n in ns if n and 0 < n <= 4096]
+    save()
+    order = [(m, v) for m in a.models for v in VARIANTS] + [(None, "floor")]
+    for r in range(a.rounds):
+        if r > 0 and budget.left() < a.reserve + 20:
+            results["notes"].append(f"stopped after {r} round(s): time budget")
+            break
+        seq = order if r % 2 == 0 else list(reversed(order))
+        for model, variant in seq:
+            if budget.left() < a.reserve:
+                results["notes"].append(f"round {r}: skipped {model or ''} "
+                                        f"{variant}: time budget")
+                continue
+            timeout = min(120, budget.left() - a.reserve)
+            try:
+                if variant == "floor":
+                    d = run_floor(a, env, ns, timeout)
+                    results["floor"]["rounds"].append(d)
+                    continue
+                mres = results["models"][model]
+                vres = mres["variants"].setdefault(variant, {})
+                if variant in TORCH_VARIANTS:
+                    tm = torch_models.get(model)
+                    if tm is None:
+                        raise Recorded(mres.get("torch_error", "torch model not built"))
+                    us = tm.measure(variant, a.iters, a.warmup)
+                else:
+                    first = r == 0
+                    res = aotrun_bench(a, env, mres, variant, timeout,
+                                       memory=first and variant == "aotrun_graph_device")
+                    us = res["latency_us"]["median"]
+                    vres.setdefault("init_us", []).append(res.get("init_us"))
+                    vres.setdefault("first_call_us", []).append(res.get("first_call_us"))
+                    vres.setdefault("p99_us", []).append(res["latency_us"].get("p99"))
+                    if res.get("peak_device_mib") is not None:
+                        mres["aotrun_peak_device_mib"] = res["peak_device_mib"]
+                    if first and variant.endswith("_device") and budget.left() > a.reserve + 10:
+                        try:  # GPU busy time per call (gpu_timing on)
+                            g = aotrun_bench(a, env, mres, variant,
+                                             min(60, budget.left() - a.reserve),
+                                             gpu_time=True)
+                            vres["gpu_time_us"] = (g.get("gpu_time_us") or {}).get("median")
+                            vres["gpu_time_note"] = g.get("gpu_time_note")
+                            vres["latency_with_gpu_timing_us"] = g["latency_us"]["median"]
+                        except Exception as e:
+                            vres["gpu_time_error"] = describe(e)[:500]
+                vres.setdefault("rounds_us", []).append(us)
+                vres.pop("error", None)
+            except Exception as e:
+                msg = describe(e)[:800]
+                if variant == "floor":
+                    results["floor"]["error"] = msg
+                else:
+                    results["models"][model]["variants"].setdefault(variant, {})["error"] = msg
+            print(f"round {r} {model or ''} {variant}: done", flush=True)
+        results["rounds_done"] = r + 1
+        finish(results)
+        save()
+
+
+def finish(results):
+    """Medians over rounds."""
+    for mres in results["models"].values():
+        for vres in mres["variants"].values():
+            vals = [v for v in vres.get("rounds_us", []) if v is not None]
+            vres["median_us"] = statistics.median(vals) if vals else None
+            for k in ("init_us", "first_call_us", "p99_us"):
+                vals = [v for v in vres.get(k, []) if v is not None] \
+                    if isinstance(vres.get(k), list) else []
+                if vals:
+                    vres[k + "_median"] = statistics.median(vals)
+    if results["floor"]["rounds"]:
+        results["floor"]["median"] = floor_median(results["floor"]["rounds"])
+
+
+# ---- markdown ------------------------------------------------------------------
+
+def _f(v, fmt="%.1f"):
+    return fmt % v if isinstance(v, (int, float)) else "-"
+
+
+def _ratio(a, b):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b > 0:
+        return "%.2f" % (a / b)
+    return "-"
+
+
+def _floor_at(floor, key, n):
+    if not floor or n is None:
+        return None
+    return (floor.get(key) or {}).get(str(n))
+
+
+def render_markdown(res):
+    gpu = res.get("gpu", {})
+    floor = res.get("floor", {}).get("median") or {}
+    L = []
+    L.append("## Per-call overhead: aotrun against torch and the GPU floor (issue 12)")
+    L.append("")
+    L.append(f"Run of {res.get('date', '?')} on {gpu.get('name', '?')} (driver "
+             f"{gpu.get('driver', '?')}), torch {gpu.get('torch', '?')} (CUDA "
+             f"{gpu.get('torch_cuda', '?')}); {res.get('rounds_done', 0)} round(s) "
+             f"of {res.get('iters', '?')} calls after {res.get('warmup', '?')} "
+             "warm-up per figure, the order reversed every other round; each "
+             "figure is the median over rounds of the round's median host wall "
+             "time per call, every call synchronised.")
+    L.append("")
+    L.append("Reproduce (builds here, runs there):")
+    L.append("")
+    L.append("```sh")
+    L.append("testing/gpu/build_gpu_bundle.sh")
+    L.append("# on the GPU machine, with .gpu carried along:")
+    L.append("bash testing/gpu/unpack_bundle.sh .gpu")
+    L.append(res.get("command", "python3 testing/gpu/bench_overhead.py --bundle .gpu --out $OUT"))
+    L.append("```")
+    L.append("")
+    L.append("Columns: torch eager and torch CUDA-graph replay (input copied "
+             "into the static buffer) on device tensors; torch's AOTI runner "
+             "(`aoti_load_package`) on aotrun's package and on torch's default "
+             "one; aotrun bench without and with CUDA graphs "
+             "(`enable_cuda_graph_for_method`), inputs and outputs in device "
+             "memory (`--device-io`) or host memory (copies counted). "
+             "Floor: `launch_floor`, N empty kernels launched + synchronised "
+             "(plain launches for the no-graph columns, one CUDA graph of N "
+             "for the graph columns), N = the program's kernels per call.")
+    L.append("")
+    L.append("| model | N kernels | variant | us/call | x floor | x torch eager | x torch graph |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, m in res.get("models", {}).items():
+        n = m.get("kernels_n")
+        nsrc = {"wrapper": "", "eager profiler": " (eager)"}.get(m.get("kernels_n_source"), "")
+        v = m.get("variants", {})
+        eager = (v.get("eager") or {}).get("median_us")
+        graph = (v.get("cuda_graph") or {}).get("median_us")
+        rows = [("floor: N launches + sync", _floor_at(floor, "launches_sync", n), None),
+                ("floor: graph of N + sync", _floor_at(floor, "graph_launch_sync", n), None)]
+        labels = {"eager": "torch eager", "cuda_graph": "torch CUDA graph",
+                  "aoti_aotrun_pkg": "torch AOTI runner, aotrun's .pt2",
+                  "aoti_torch_default": "torch AOTI runner, default .pt2",
+                  "aotrun_nograph_device": "aotrun, device I/O",
+                  "aotrun_graph_device": "aotrun + graph, device I/O",
+                  "aotrun_nograph_host": "aotrun, host I/O",
+                  "aotrun_graph_host": "aotrun + graph, host I/O"}
+        for var in VARIANTS:
+            vr = v.get(var) or {}
+            if vr.get("median_us") is None and vr.get("error"):
+                rows.append((labels[var], None, "does not run: " +
+                             vr["error"].replace("|", "/")[:160]))
+            else:
+                rows.append((labels[var], vr.get("median_us"), None))
+        first = True
+        for label, us, err in rows:
+            is_graph = "graph" in label
+            fl = _floor_at(floor, "graph_launch_sync" if is_graph else "launches_sync", n)
+            cells = [name if first else "", (f"{n}{nsrc}" if n else "-") if first else "",
+                     label]
+            if err:
+                cells += [err, "-", "-", "-"]
+            else:
+                cells += [_f(us), "-" if label.startswith("floor") else _ratio(us, fl),
+                          _ratio(us, eager), _ratio(us, graph)]
+            L.append("| " + " | ".join(cells) + " |")
+            first = False
+    L.append("")
+    L.append("Export, start-up and memory:")
+    L.append("")
+    L.append("| model | aotrun export s | torch default export s | aotrun init ms | "
+             "aotrun first call us (no graph / graph) | GPU busy us/call (no graph / graph) | "
+             "kernels: wrapper (triton + extern) / eager profiler | aotrun peak device MiB | torch peak allocated MiB |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, m in res.get("models", {}).items():
+        e = m.get("export", {})
+        ae, te = e.get("aotrun", {}), e.get("torch_default", {})
+        v = m.get("variants", {})
+        nd, gd = v.get("aotrun_nograph_device") or {}, v.get("aotrun_graph_device") or {}
+        k = ae.get("kernels") or {}
+        kern = (f"{k.get('total')} ({k.get('triton')} + {k.get('extern')})"
+                if k else "-") + f" / {m.get('kernels_eager_profiler', '-')}"
+        L.append("| " + " | ".join([
+            name,
+            _f(ae.get("seconds")) if "seconds" in ae else "failed: " + ae.get("error", "not run").replace("|", "/")[:100],
+            _f(te.get("seconds")) if "seconds" in te else ("failed: " + te["error"].replace("|", "/")[:100] if te.get("error") else "-"),
+            _f((nd.get("init_us_median") or 0) / 1e3 if nd.get("init_us_median") else None),
+            f"{_f(nd.get('first_call_us_median'))} / {_f(gd.get('first_call_us_median'))}",
+            f"{_f(nd.get('gpu_time_us'))} / {_f(gd.get('gpu_time_us'))}",
+            kern,
+            _f(m.get("aotrun_peak_device_mib"), "%.0f"),
+            _f(m.get("torch_peak_allocated_mib"), "%.1f"),
+        ]) + " |")
+    L.append("")
+    L.append(f"Exports ran {res.get('export_jobs', '?')} at a time (wall time of "
+             "each, under that load); torch default = torch.export + "
+             "aoti_compile_and_package with default options. aotrun peak: "
+             "nvidia-smi per process (its CUDA context included); torch: "
+             "max_memory_allocated of the model (tensors only). GPU busy: "
+             "`last_gpu_time_ns` (CUDA events around execute) in a separate "
+             "run; '-' where the backend does not report it.")
+    L.append("")
+    if floor:
+        L.append("Floor (launch_floor, median us, host wall time + "
+                 "cudaStreamSynchronize):")
+        L.append("")
+        ns = list((floor.get("launches_sync") or {}).keys())
+        L.append("| what | " + " | ".join(f"N={n}" for n in ns) + " |")
+        L.append("| --- |" + " --- |" * len(ns))
+        L.append("| N empty launches + sync | " + " | ".join(
+            _f(floor["launches_sync"].get(n), "%.2f") for n in ns) + " |")
+        L.append("| graph of N empty kernels + sync | " + " | ".join(
+            _f((floor.get("graph_launch_sync") or {}).get(n), "%.2f") for n in ns) + " |")
+        L.append("")
+        L.append(f"Idle sync {_f(floor.get('sync_idle'), '%.2f')} us, one launch + sync "
+                 f"{_f(floor.get('one_launch_sync'), '%.2f')} us, 256-byte copy + sync: "
+                 f"device to device {_f(floor.get('memcpy_d2d_sync'), '%.2f')}, host to "
+                 f"device {_f(floor.get('memcpy_h2d_sync'), '%.2f')}, device to host "
+                 f"{_f(floor.get('memcpy_d2h_sync'), '%.2f')} us.")
+        L.append("")
+    elif res.get("floor", {}).get("error"):
+        L.append(f"Floor: not measured: {res['floor']['error']}")
+        L.append("")
+    notes = list(res.get("notes", []))
+    for name, m in res.get("models", {}).items():
+        for key in ("torch_error", "kernels_eager_profiler_error"):
+            if m.get(key):
+                notes.append(f"{name}: {key}: {m[key][:300]}")
+        for kind, e in m.get("export", {}).items():
+            if e.get("kernels_error"):
+                notes.append(f"{name}: {kind} kernel count: {e['kernels_error'][:200]}")
+        for var, vr in m.get("variants", {}).items():
+            if vr.get("gpu_time_error"):
+                notes.append(f"{name} {var}: GPU time: {vr['gpu_time_error'][:200]}")
+    if notes:
+        L.append("Notes: " + "; ".join(n.replace("\n", " ") for n in notes))
+        L.append("")
+    return "\n".join(L)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bundle", default=os.path.join(ROOT, ".gpu"),
+                    help="the GPU bundle (build_gpu_bundle.sh; default .gpu)")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."),
+                    help="where bench_overhead.json/.md go (default $OUT)")
+    ap.add_argument("--work", default="/tmp/aotrun-bench-overhead",
+                    help="exported programs and packages (default %(default)s)")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="comma-separated subset of " + ",".join(MODELS))
+    ap.add_argument("--budget", type=float, default=540,
+                    help="seconds for everything (default %(default)s)")
+    ap.add_argument("--export-share", type=float, default=0.6,
+                    help="at most this share of the budget for exports")
+    ap.add_argument("--reserve", type=float, default=25,
+                    help="seconds kept for writing the results")
+    ap.add_argument("--jobs", type=int, default=8, help="exports at once")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=300, help="timed calls per figure")
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--floor-reps", type=int, default=2000)
+    ap.add_argument("--skip-torch-default", action="store_true",
+                    help="no second export with torch's default options")
+    ap.add_argument("--from-json", metavar="FILE",
+                    help="print the markdown of an existing results file")
+    # one export (internal: the parallel workers)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--kind", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    ap.add_argument("--inputs", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        return worker_probe(a) if a.kind == "probe" else worker_export(a)
+    if a.from_json:
+        with open(a.from_json) as f:
+            print(render_markdown(json.load(f)))
+        return 0
+    a.models = [m for m in a.models.split(",") if m]
+    bad = [m for m in a.models if m not in MODELS]
+    if bad:
+        ap.error(f"unknown models {bad}; known: {MODELS}")
+    a.bundle = os.path.abspath(a.bundle)
+    a.work = os.path.abspath(a.work)
+    budget = Budget(a.budget)
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(a.work, exist_ok=True)
+    results = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "python3 " + " ".join(shlex.quote(x) for x in
+                                         [os.path.relpath(os.path.abspath(__file__), os.getcwd())]
+                                         + list(sys.argv[1:] if argv is None else argv)),
+        "budget_s": a.budget, "rounds": a.rounds, "iters": a.iters,
+        "warmup": a.warmup, "rounds_done": 0, "notes": [],
+        "models": {m: {"description": DESCRIPTIONS[m], "export": {}, "variants": {}}
+                   for m in a.models},
+        "floor": {"rounds": []},
+    }
+    t0 = time.time()
+
+    def save():
+        results["elapsed_s"] = round(time.time() - t0, 1)
+        try:
+            with open(os.path.join(a.out, "bench_overhead.json"), "w") as f:
+                json.dump(results, f, indent=1, default=str)
+            with open(os.path.join(a.out, "bench_overhead.md"), "w") as f:
+                f.write(render_markdown(results) + "\n")
+        except Exception as e:  # never lose the run over a report problem
+            print(f"bench_overhead: writing the results failed: {e}", flush=True)
+
+    for tool in ("bin/aotrun", "bin/launch_floor", "lib/libaotrun_cuda.so",
+                 "lib/libaotrun_shim.so"):
+        if not os.path.exists(os.path.join(a.bundle, tool)):
+            results["notes"].append(
+                f"{a.bundle}/{tool} is missing (run testing/gpu/build_gpu_bundle.sh, "
+                "then testing/gpu/unpack_bundle.sh on the GPU machine)")
+    try:
+        results["gpu"] = gpu_info()
+        save()
+        run_exports(a, budget, results, save)
+        probe_packages(a, budget, results, save)
+        measure_rounds(a, budget, results, save)
+    except Exception as e:
+        results["error"] = f"{type(e).__name__}: {e}"
+        results["traceback"] = traceback.format_exc()[-4000:]
+        print(results["traceback"], flush=True)
+    finish(results)
+    save()
+    print(render_markdown(results))
+    print(f"bench_overhead: {time.time() - t0:.0f} s; wrote "
+          f"{os.path.join(a.out, 'bench_overhead.json')} and .md", flush=True)
+    return 0 if "error" not in results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+#!/bin/bash
+# test_launch_floor.sh: launch_floor's command line, and its JSON on any
+# machine: the figures with a GPU, {"error": ...} and exit 2 without one.
+# usage: test_launch_floor.sh LAUNCH_FLOOR
+set -u
+LF=$1 failures=0 checks=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() {  # check CODE PATTERN CMD...
+  local code=$1 pattern=$2; shift 2
+  local out rc; out=$("$@" 2>&1); rc=$?; checks=$((checks + 1))
+  [[ $rc -eq $code ]] && grep -qF -- "$pattern" <<<"$out" ||
+    fail "$* -> rc $rc (want $code, '$pattern'): $out"
+}
+check 0 "usage: launch_floor" "$LF" --help
+check 1 "--reps needs an integer in [1, 10000000], got '0'" "$LF" --reps 0
+check 1 "--ns needs an integer in [1, 4096], got '0'" "$LF" --ns 1,0
+check 1 "unknown option '--frob'" "$LF" --frob 1
+out=$("$LF" --reps 20 --warmup 2 --ns 1,3 2>/dev/null); rc=$?
+checks=$((checks + 1))
+python3 - "$rc" "$out" <<'PY' || fail "JSON (rc $rc): $out"
+import json, sys
+rc, d = int(sys.argv[1]), json.loads(sys.argv[2])
+if rc == 2:
+    assert "error" in d and d["error"], d
+else:
+    assert rc == 0, rc
+    for k in ("sync_idle", "one_launch_sync", "memcpy_d2d_sync",
+              "memcpy_h2d_sync", "memcpy_d2h_sync"):
+        assert 0 <= d[k]["min"] <= d[k]["median"] <= d[k]["p90"], (k, d[k])
+    for k in ("launches_sync", "graph_launch_sync"):
+        assert sorted(d[k]) == ["1", "3"], d[k]
+PY
+echo "RESULT: $((checks - failures)) passed, $failures failed"
+[[ $failures -eq 0 ]]
