@@ -12,6 +12,8 @@
 #include <cublasLt.h>
 #include <stdint.h>
 
+#include "shim_lib/fallback/fallback_limits.h"
+
 #define AOTRUN_FB_ALGO_CACHE_SLOTS 512
 
 /* Everything the heuristic's answer depends on. Zero it first (memset):
@@ -24,15 +26,15 @@ typedef struct aotrun_fb_algo_key {
 } aotrun_fb_algo_key;
 
 /* 1 and *algo filled when key was cached, else 0. */
-int aotrun_fb_algo_cache_find(const aotrun_fb_algo_key *key,
+AOTRUN_FB_HIDDEN int aotrun_fb_algo_cache_find(const aotrun_fb_algo_key *key,
                               cublasLtMatmulAlgo_t *algo);
 
 /* Remembers key -> algo (ignored when the table is full). */
-void aotrun_fb_algo_cache_put(const aotrun_fb_algo_key *key,
+AOTRUN_FB_HIDDEN void aotrun_fb_algo_cache_put(const aotrun_fb_algo_key *key,
                               const cublasLtMatmulAlgo_t *algo);
 
 /* Entries cached, and lookups answered from the cache (for tests). */
-int aotrun_fb_algo_cache_size(void);
-uint64_t aotrun_fb_algo_cache_hits(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_algo_cache_size(void);
+AOTRUN_FB_HIDDEN uint64_t aotrun_fb_algo_cache_hits(void);
 
 #endif /* AOTRUN_FALLBACK_GEMM_ALGO_CACHE_H */

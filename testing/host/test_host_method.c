@@ -141,7 +141,6 @@ static void test_options(void **state) {
   assert_int_equal(aotrun_host_method_set_option(m, NULL),
                    AOTRUN_ERR_INVALID_ARGUMENT);
   /* get_option reads the handle's value back; unknown keys name the key. */
-  aotrun_option got;
   assert_int_equal(aotrun_host_method_get_option(m, "offset", &got),
                    AOTRUN_OK);
   assert_int_equal(got.type, AOTRUN_OPTION_INT);
