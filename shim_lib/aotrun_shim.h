@@ -77,6 +77,13 @@ typedef struct aotrun_shim_allocator {
 AOTRUN_SHIM_API void aotrun_shim_set_thread_allocator(
     const aotrun_shim_allocator *a);
 
+/* The default allocator keeps freed device blocks for reuse on the stream
+ * that freed them (shim_lib/block_cache.h; at most AOTRUN_ALLOC_CACHE_BYTES,
+ * default 2 GiB; 0 turns it off). This hands cuda:<device>'s cached blocks
+ * (device -1: every device) back to CUDA and trims the device's memory pool;
+ * it synchronises the device. Returns the bytes released. */
+AOTRUN_SHIM_API size_t aotrun_shim_release_cached_memory(int32_t device);
+
 /* Bad data found on the device (an index out of range in a fallback op) is
  * reported without a host synchronisation: kernels write a per-device slot
  * in mapped host memory (shim_lib/device_error.h) and the host reads it
