@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shim_lib/aotrun_shim.h"
 
@@ -44,9 +45,24 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* The libraries that define what is wrapped. A plugin is dlopen'ed
+ * RTLD_LOCAL, so its libcudart (and the shim, cuBLAS) are not in the global
+ * scope RTLD_NEXT searches: look them up by name, already loaded. */
+static const char *const kLibs[] = {"libcudart.so.13", "libcuda.so.1",
+                                    "libcublasLt.so.13", "libcublas.so.13",
+                                    "libaotrun_shim.so"};
+
 static void *real(const char *name) {
   void *p = dlsym(RTLD_NEXT, name);
-  if (p == NULL) fprintf(stderr, "call_profile: no next %s\n", name);
+  for (size_t i = 0; p == NULL && i < sizeof kLibs / sizeof *kLibs; i++) {
+    void *h = dlopen(kLibs[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (h != NULL) p = dlsym(h, name);
+  }
+  if (p == NULL) {
+    fprintf(stderr, "call_profile: %s not found in any loaded library\n",
+            name);
+    _exit(70); /* a profiling tool: better stop than call NULL */
+  }
   return p;
 }
 
