@@ -1,9 +1,12 @@
 /*
  * method_inputs.c: the checks every input passes before anything runs:
  * dtype, rank, static dims, symbolic dims (one symbol, one size), layout,
- * data and device (see method_runner.h).
+ * data and device, then the dynamic-dim ranges (dim_ranges.h; see
+ * method_runner.h).
  */
 #include "aot_loader/method_runner_internal.h"
+
+#include "aot_loader/dim_ranges.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -160,5 +163,8 @@ aotrun_status aotrun_method_runner_check_inputs(const aotrun_method_runner *r,
   for (size_t i = 0; i < num_inputs && st == AOTRUN_OK; i++)
     st = check_one_input(r, i, &inputs[i], b, &nb, err);
   free(b);
+  /* Ranges and relations last: every input has its rank and sizes >= 0. */
+  if (st == AOTRUN_OK)
+    st = aotrun_dim_ranges_check(r->pm, inputs, num_inputs, err);
   return st;
 }

@@ -14,20 +14,13 @@
 
 #include "aot_loader/json_read.h"
 #include "aot_loader/name_set.h"
+#include "aot_loader/program_parse.h"
 #include "aot_loader/scalar_type.h"
 
 #define MANIFEST_PREFIX "malformed manifest: "
 #define METADATA_PREFIX "malformed FQN weight metadata: "
 
-/* Where in the manifest we are, for messages: "method 'forward': input 0
- * ('x')" for manifest errors, "constant 'w' (fqn 'l.w')" plus the suffix
- * " (method 'forward')" for FQN weight metadata errors. */
-typedef struct parse_ctx {
-  aotrun_error *err;
-  const char *prefix;
-  char where[320];
-  char suffix[192];
-} parse_ctx;
+typedef aotrun_manifest_ctx parse_ctx;
 
 static aotrun_status failv(parse_ctx *ctx, aotrun_status code,
                            const char *fmt, va_list ap) {
@@ -165,6 +158,34 @@ static char *dup_string(const char *s) {
   return d;
 }
 
+/* ---- the readers program_dims.c shares (program_parse.h) ---- */
+
+aotrun_status aotrun_manifest_fail(parse_ctx *ctx, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  aotrun_status s = failv(ctx, AOTRUN_ERR_INVALID_ARGUMENT, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+aotrun_status aotrun_manifest_out_of_memory(parse_ctx *ctx) {
+  return out_of_memory(ctx);
+}
+
+aotrun_status aotrun_manifest_int(parse_ctx *ctx, const cJSON *item,
+                                  const char *label, int64_t min,
+                                  int64_t *out) {
+  return read_int_item(ctx, item, label, min, out);
+}
+
+aotrun_status aotrun_manifest_count(parse_ctx *ctx, const cJSON *list,
+                                    const char *key, size_t limit,
+                                    size_t *n) {
+  return count_items(ctx, list, key, limit, n);
+}
+
+char *aotrun_manifest_strdup(const char *s) { return dup_string(s); }
+
 /* "[32, 16]" for messages (truncated with "..." when long). */
 static const char *format_dims(const int64_t *dims, int32_t ndim, char *buf,
                                size_t size) {
@@ -214,6 +235,8 @@ static aotrun_status parse_io(parse_ctx *ctx, const cJSON *json,
   size_t len = strlen(ctx->where);
   snprintf(ctx->where + len, sizeof ctx->where - len, " ('%s')", name);
   if ((io->name = dup_string(name)) == NULL) return out_of_memory(ctx);
+  for (int d = 0; d < AOTRUN_PROGRAM_MAX_DIMS; d++)
+    io->exprs[d] = (aotrun_dim_expr){-1, 1, 0}; /* no expression */
   if ((s = read_dtype(ctx, json, &io->dtype)) != AOTRUN_OK) return s;
   if ((s = read_array(ctx, json, "shape", &shape)) != AOTRUN_OK) return s;
   int n = cJSON_GetArraySize(shape);
@@ -463,7 +486,9 @@ static aotrun_status parse_method(parse_ctx *ctx, const cJSON *json,
   s = parse_io_list(ctx, json, "outputs", "output", &m->outputs,
                     &m->num_outputs);
   if (s != AOTRUN_OK) return s;
-  return parse_constants(ctx, json, m);
+  if ((s = parse_constants(ctx, json, m)) != AOTRUN_OK) return s;
+  snprintf(ctx->where, sizeof ctx->where, "method '%s'", m->name);
+  return aotrun_program_parse_dims(ctx, json, m);
 }
 
 static aotrun_status parse_methods(parse_ctx *ctx, const cJSON *root,
@@ -597,6 +622,8 @@ void aotrun_program_destroy(aotrun_program *program) {
       free(m->constants[c].fqn);
     }
     free(m->constants);
+    for (size_t k = 0; k < m->num_symbols; k++) free(m->symbols[k].name);
+    free(m->symbols);
   }
   free(program->methods);
   free(program->producer);

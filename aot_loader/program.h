@@ -26,6 +26,7 @@
 #define AOTRUN_PROGRAM_MAX_METHODS 4096         /* methods per program */
 #define AOTRUN_PROGRAM_MAX_IO 65536    /* inputs, and outputs, per method */
 #define AOTRUN_PROGRAM_MAX_CONSTANTS 262144     /* constants per method */
+#define AOTRUN_PROGRAM_MAX_SYMBOLS 4096 /* entries of a method's "symbols" */
 
 /* DeviceType codes (DESIGN.md §2.3) used for constants. */
 #define AOTRUN_DEVICE_TYPE_CPU 0
@@ -37,14 +38,35 @@
 #define AOTRUN_CONSTANT_TYPE_BUFFER 2
 #define AOTRUN_CONSTANT_TYPE_TENSOR_CONSTANT 3
 
+/* "max" of a symbol without an upper bound. */
+#define AOTRUN_PROGRAM_NO_MAX INT64_MAX
+
+/* One entry of a method's optional "symbols": the values a symbolic dim
+ * may take (docs/program-format.md, "Dynamic-dim ranges"). */
+typedef struct aotrun_program_symbol {
+  char *name;
+  int64_t min;
+  int64_t max; /* AOTRUN_PROGRAM_NO_MAX when unbounded */
+} aotrun_program_symbol;
+
+/* An input dim's size as scale * symbol + offset, over one entry of the
+ * method's symbols; symbol -1 when the dim has no expression (static, or
+ * a symbol without a declared range). */
+typedef struct aotrun_dim_expr {
+  int32_t symbol; /* index into aotrun_program_method.symbols, or -1 */
+  int64_t scale;  /* >= 1 */
+  int64_t offset;
+} aotrun_dim_expr;
+
 /* One input or output. dims[i] is -1 for a symbolic dim, whose name is
- * symbols[i] (NULL for static dims). */
+ * symbols[i] (NULL for static dims). exprs[] is set for inputs only. */
 typedef struct aotrun_program_io {
   char *name;
   int32_t dtype; /* ScalarType */
   int32_t ndim;
   int64_t dims[AOTRUN_PROGRAM_MAX_DIMS];
   char *symbols[AOTRUN_PROGRAM_MAX_DIMS];
+  aotrun_dim_expr exprs[AOTRUN_PROGRAM_MAX_DIMS];
 } aotrun_program_io;
 
 /* One constant's FQN weight metadata. */
@@ -70,6 +92,8 @@ typedef struct aotrun_program_method {
   aotrun_program_io *outputs;
   size_t num_constants; /* library index order, folded constants excluded */
   aotrun_program_constant *constants;
+  size_t num_symbols; /* "symbols" (optional; 0 when absent) */
+  aotrun_program_symbol *symbols;
 } aotrun_program_method;
 
 typedef struct aotrun_program {
@@ -98,6 +122,12 @@ aotrun_status aotrun_program_find_method(const aotrun_program *program,
                                          const char *name,
                                          const aotrun_program_method **out,
                                          aotrun_error *err);
+
+/* Writes a dim expression as the manifest's shape strings do ("s0",
+ * "2*s0", "s0 + 1", "2*s0 - 1") into buf (returned). */
+const char *aotrun_dim_expr_format(const aotrun_program_method *m,
+                                   const aotrun_dim_expr *e, char *buf,
+                                   size_t size);
 
 /* The manifest name of a constant type ("parameter", ...) or of a device
  * type ("cuda", "cpu"). For messages. */

@@ -175,6 +175,11 @@ static void pool_destroy(void *ctx, void *pool) {
   aotrun_graph_pool_destroy(pool);
 }
 
+static size_t pool_bytes(void *ctx, void *pool) {
+  (void)ctx;
+  return aotrun_graph_pool_reserved(pool);
+}
+
 static void log_message(void *ctx, int32_t level, const char *message) {
   if (C(ctx)->log != NULL) C(ctx)->log(C(ctx)->log_ctx, level, message);
 }
@@ -201,6 +206,7 @@ aotrun_graph_ops aotrun_cuda_graph_ops(aotrun_cuda_graph_ctx *ctx) {
       .pool_create = pool_create,
       .pool_install = pool_install,
       .pool_destroy = pool_destroy,
+      .pool_bytes = pool_bytes,
       .log = log_message,
   };
   return ops;

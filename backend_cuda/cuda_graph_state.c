@@ -13,6 +13,9 @@
 
 #define METHOD_NAME_MAX 128
 #define REASON_MAX 512
+#define REPORT_MAX 2048
+/* A call's shapes as int64s per input: ndim, dtype, then the sizes. */
+#define SIG_STRIDE (2 + AOTRUN_MAX_DIMS)
 
 /* What one capture holds. Nothing here is the graph's until commit. */
 typedef struct capture {
@@ -20,14 +23,24 @@ typedef struct capture {
   int64_t *static_shapes;    /* num_inputs * AOTRUN_MAX_DIMS */
   void **static_buffers;     /* num_inputs device buffers */
   AtenTensorHandle *outputs; /* num_outputs handles into the pool */
+  int64_t *sig;              /* the capture call's shape signature */
   void *pool;
   void *graph;
   void *exec;
+  size_t static_bytes; /* bytes of the static buffers */
+  uint64_t last_used;  /* LRU clock of the last capture or replay */
   int have_shapes;   /* static_inputs describe a capture call */
   int capturing;     /* begin_capture succeeded, end_capture not yet called */
   int pool_installed;
   int committed;     /* first launch succeeded: memory is the graph's */
 } capture;
+
+/* A new shape that ran once without a graph: captured on its next call. */
+typedef struct seen_shape {
+  int64_t *sig;
+  uint64_t last_used;
+  int used;
+} seen_shape;
 
 struct aotrun_graph_state {
   aotrun_graph_ops ops;
@@ -40,10 +53,16 @@ struct aotrun_graph_state {
   int forbidden; /* host-memory constant: never leaves Disabled */
   int failed;    /* a capture failed: off until recapture */
   int warmup_left;
+  int max_graphs; /* option cuda_graph_shapes; 0: one graph, refusal */
   char reason[REASON_MAX];
-  capture cap;
+  capture slots[AOTRUN_GRAPH_MAX_SHAPES];
+  seen_shape seen[AOTRUN_GRAPH_MAX_SHAPES];
+  int64_t *call_sig; /* scratch: this call's signature */
+  uint64_t clock;
   size_t num_releases;
   size_t num_replays;
+  size_t num_evictions;
+  char report[REPORT_MAX];
 };
 
 /* ---- logging ---- */
@@ -70,6 +89,11 @@ const char *aotrun_graph_phase_name(aotrun_graph_phase phase) {
   return "unknown";
 }
 
+/* Slots in use: one when K = 0, else K. */
+static size_t slot_limit(const aotrun_graph_state *s) {
+  return s->max_graphs > 0 ? (size_t)s->max_graphs : 1;
+}
+
 /* ---- release(): the one way capture state is undone ---- */
 
 static int capture_holds_something(const capture *c) {
@@ -81,8 +105,7 @@ static int capture_holds_something(const capture *c) {
 
 /* Ends a capture still in progress so the stream leaves capture mode; the
  * graph it returns (complete or not) is destroyed. */
-static void end_open_capture(aotrun_graph_state *s) {
-  capture *c = &s->cap;
+static void end_open_capture(aotrun_graph_state *s, capture *c) {
   if (!c->capturing && !s->ops.is_capturing(s->ops.ctx)) return;
   void *graph = NULL;
   aotrun_error ignored;
@@ -92,22 +115,21 @@ static void end_open_capture(aotrun_graph_state *s) {
   c->capturing = 0;
 }
 
-static void free_static_buffers(aotrun_graph_state *s) {
-  capture *c = &s->cap;
-  for (size_t i = 0; i < s->num_inputs; i++) {
+static void free_static_buffers(aotrun_graph_state *s, capture *c) {
+  for (size_t i = 0; c->static_buffers && i < s->num_inputs; i++) {
     if (c->static_buffers[i] != NULL)
       s->ops.static_free(s->ops.ctx, c->static_buffers[i]);
     c->static_buffers[i] = NULL;
     c->static_inputs[i].data = NULL;
   }
+  c->static_bytes = 0;
   c->have_shapes = 0;
 }
 
-static void release(aotrun_graph_state *s) {
-  capture *c = &s->cap;
+/* Undoes one slot (its host arrays stay for the next capture). */
+static void release_slot(aotrun_graph_state *s, capture *c) {
   if (!capture_holds_something(c)) return;
-  s->num_releases++;
-  end_open_capture(s);
+  end_open_capture(s, c);
   if (c->pool_installed) s->ops.pool_install(s->ops.ctx, NULL);
   c->pool_installed = 0;
   /* Output handles first: their storage is freed through the pool. */
@@ -118,7 +140,7 @@ static void release(aotrun_graph_state *s) {
   c->exec = c->graph = NULL;
   if (c->pool != NULL) s->ops.pool_destroy(s->ops.ctx, c->pool);
   c->pool = NULL;
-  free_static_buffers(s);
+  free_static_buffers(s, c);
   c->committed = 0;
   s->ops.clear_error(s->ops.ctx); /* sticky error of a failed capture */
   if (s->ops.is_capturing(s->ops.ctx))
@@ -128,13 +150,56 @@ static void release(aotrun_graph_state *s) {
           s->method);
 }
 
+static void forget_seen_shapes(aotrun_graph_state *s) {
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) s->seen[i].used = 0;
+}
+
+/* Every graph and every remembered shape. */
+static void release(aotrun_graph_state *s) {
+  forget_seen_shapes(s);
+  int any = 0;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    any |= capture_holds_something(&s->slots[i]);
+  if (!any) return;
+  s->num_releases++;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    release_slot(s, &s->slots[i]);
+}
+
 /* ---- create / destroy / phase changes ---- */
 
+static void free_capture_arrays(capture *c) {
+  free(c->static_inputs);
+  free(c->static_shapes);
+  free(c->static_buffers);
+  free(c->outputs);
+  free(c->sig);
+  memset(c, 0, sizeof *c);
+}
+
 static void free_arrays(aotrun_graph_state *s) {
-  free(s->cap.static_inputs);
-  free(s->cap.static_shapes);
-  free(s->cap.static_buffers);
-  free(s->cap.outputs);
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
+    free_capture_arrays(&s->slots[i]);
+    free(s->seen[i].sig);
+  }
+  free(s->call_sig);
+}
+
+/* A slot's host arrays, made when it is first used. calloc(0) may return
+ * NULL: allocate at least one element. */
+static int capture_arrays(const aotrun_graph_state *s, capture *c) {
+  if (c->static_inputs != NULL) return 1;
+  size_t ni = s->num_inputs + 1;
+  c->static_inputs = calloc(ni, sizeof(DLTensor));
+  c->static_shapes = calloc(ni * AOTRUN_MAX_DIMS, sizeof(int64_t));
+  c->static_buffers = calloc(ni, sizeof(void *));
+  c->outputs = calloc(s->num_outputs + 1, sizeof(AtenTensorHandle));
+  c->sig = calloc(ni * SIG_STRIDE, sizeof(int64_t));
+  if (c->static_inputs && c->static_shapes && c->static_buffers &&
+      c->outputs && c->sig)
+    return 1;
+  free_capture_arrays(c);
+  return 0;
 }
 
 static int ops_complete(const aotrun_graph_ops *o) {
@@ -143,7 +208,8 @@ static int ops_complete(const aotrun_graph_ops *o) {
          o->synchronize && o->destroy_graph && o->destroy_exec &&
          o->clear_error && o->static_alloc && o->static_free &&
          o->copy_inputs && o->copy_outputs && o->delete_outputs &&
-         o->pool_create && o->pool_install && o->pool_destroy && o->log;
+         o->pool_create && o->pool_install && o->pool_destroy &&
+         o->pool_bytes && o->log;
 }
 
 aotrun_status aotrun_graph_state_create(const aotrun_graph_ops *ops,
@@ -169,14 +235,8 @@ aotrun_status aotrun_graph_state_create(const aotrun_graph_ops *ops,
   s->num_inputs = num_inputs;
   s->num_outputs = num_outputs;
   s->phase = AOTRUN_GRAPH_DISABLED;
-  /* calloc(0) may return NULL: allocate at least one element. */
-  s->cap.static_inputs = calloc(num_inputs + 1, sizeof(DLTensor));
-  s->cap.static_shapes =
-      calloc((num_inputs + 1) * AOTRUN_MAX_DIMS, sizeof(int64_t));
-  s->cap.static_buffers = calloc(num_inputs + 1, sizeof(void *));
-  s->cap.outputs = calloc(num_outputs + 1, sizeof(AtenTensorHandle));
-  if (!s->cap.static_inputs || !s->cap.static_shapes ||
-      !s->cap.static_buffers || !s->cap.outputs) {
+  s->call_sig = calloc((num_inputs + 1) * SIG_STRIDE, sizeof(int64_t));
+  if (s->call_sig == NULL || !capture_arrays(s, &s->slots[0])) {
     free_arrays(s);
     free(s);
     goto oom;
@@ -267,6 +327,132 @@ aotrun_status aotrun_graph_state_recapture(aotrun_graph_state *s,
   return AOTRUN_OK;
 }
 
+/* ---- shapes: signatures, the LRU of graphs, remembered new shapes ---- */
+
+/* This call's shapes (rank, dtype, sizes per input) into sig. */
+static aotrun_status make_sig(const aotrun_graph_state *s, const DLTensor *in,
+                              int64_t *sig, aotrun_error *err) {
+  memset(sig, 0, s->num_inputs * SIG_STRIDE * sizeof *sig);
+  for (size_t i = 0; i < s->num_inputs; i++) {
+    if (in[i].ndim < 0 || in[i].ndim > AOTRUN_MAX_DIMS)
+      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                              "input %zu has %d dims (at most %d)", i,
+                              (int)in[i].ndim, AOTRUN_MAX_DIMS);
+    int64_t *row = sig + i * SIG_STRIDE;
+    row[0] = in[i].ndim;
+    row[1] = (int64_t)in[i].dtype.code | (int64_t)in[i].dtype.bits << 8 |
+             (int64_t)in[i].dtype.lanes << 16;
+    for (int32_t d = 0; d < in[i].ndim; d++) row[2 + d] = in[i].shape[d];
+  }
+  return AOTRUN_OK;
+}
+
+static int same_sig(const aotrun_graph_state *s, const int64_t *a,
+                    const int64_t *b) {
+  return memcmp(a, b, s->num_inputs * SIG_STRIDE * sizeof *a) == 0;
+}
+
+/* The committed graph captured with these shapes, or NULL. */
+static capture *find_graph(aotrun_graph_state *s, const int64_t *sig) {
+  for (size_t i = 0; i < slot_limit(s); i++) {
+    capture *c = &s->slots[i];
+    if (c->committed && same_sig(s, c->sig, sig)) return c;
+  }
+  return NULL;
+}
+
+static capture *lru_graph(aotrun_graph_state *s) {
+  capture *best = NULL;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
+    capture *c = &s->slots[i];
+    if (c->committed && (best == NULL || c->last_used < best->last_used))
+      best = c;
+  }
+  return best;
+}
+
+static void evict(aotrun_graph_state *s, capture *c) {
+  release_slot(s, c);
+  s->num_evictions++;
+  logf_(s, AOTRUN_LOG_DEBUG,
+        "method %s: evicted the least recently used CUDA graph "
+        "(cuda_graph_shapes = %d)",
+        s->method, s->max_graphs);
+}
+
+/* A slot for a new capture: an unused one within the limit, else the least
+ * recently used graph's, evicted first (its memory freed before the new
+ * capture allocates). NULL when a slot's host arrays cannot be made. */
+static capture *slot_for_capture(aotrun_graph_state *s) {
+  capture *c = NULL;
+  for (size_t i = 0; i < slot_limit(s) && c == NULL; i++)
+    if (!capture_holds_something(&s->slots[i])) c = &s->slots[i];
+  if (c == NULL) {
+    c = lru_graph(s);
+    if (c == NULL) return NULL;
+    evict(s, c);
+  }
+  return capture_arrays(s, c) ? c : NULL;
+}
+
+static size_t num_graphs(const aotrun_graph_state *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    n += s->slots[i].committed != 0;
+  return n;
+}
+
+/* Remembered new shapes (at most K, least recently seen replaced). */
+static seen_shape *find_seen(aotrun_graph_state *s, const int64_t *sig) {
+  for (size_t i = 0; i < slot_limit(s); i++)
+    if (s->seen[i].used && same_sig(s, s->seen[i].sig, sig))
+      return &s->seen[i];
+  return NULL;
+}
+
+static void remember_seen(aotrun_graph_state *s, const int64_t *sig) {
+  seen_shape *slot = &s->seen[0];
+  for (size_t i = 0; i < slot_limit(s); i++) {
+    seen_shape *e = &s->seen[i];
+    if (!e->used) {
+      slot = e;
+      break;
+    }
+    if (e->last_used < slot->last_used) slot = e;
+  }
+  size_t bytes = (s->num_inputs + 1) * SIG_STRIDE * sizeof(int64_t);
+  if (slot->sig == NULL && (slot->sig = calloc(1, bytes)) == NULL) return;
+  memcpy(slot->sig, sig, s->num_inputs * SIG_STRIDE * sizeof *sig);
+  slot->used = 1;
+  slot->last_used = ++s->clock;
+}
+
+aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
+                                                int64_t max_graphs,
+                                                aotrun_error *err) {
+  if (s == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "cuda_graph_shapes: no graph state");
+  if (max_graphs < 0 || max_graphs > AOTRUN_GRAPH_MAX_SHAPES)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "option 'cuda_graph_shapes' is %lld, must be 0 "
+                            "(one graph, other shapes refused) to %d",
+                            (long long)max_graphs, AOTRUN_GRAPH_MAX_SHAPES);
+  s->max_graphs = (int)max_graphs;
+  while (num_graphs(s) > slot_limit(s)) evict(s, lru_graph(s));
+  /* The graphs left move below the limit (lookups scan only there). */
+  for (size_t i = slot_limit(s), j = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
+    if (!s->slots[i].committed) continue;
+    while (j < slot_limit(s) && capture_holds_something(&s->slots[j])) j++;
+    capture tmp = s->slots[j];
+    s->slots[j] = s->slots[i];
+    s->slots[i] = tmp;
+  }
+  for (size_t i = slot_limit(s); i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    s->seen[i].used = 0;
+  return AOTRUN_OK;
+}
+
 /* ---- one call ---- */
 
 /* A call without a graph; its failure is an Error. */
@@ -292,16 +478,12 @@ static size_t nbytes_of(const DLTensor *t) {
 
 /* Step 1: the capture call's shapes and a static buffer per input, filled
  * with a copy of the inputs. */
-static aotrun_status make_static_inputs(aotrun_graph_state *s,
+static aotrun_status make_static_inputs(aotrun_graph_state *s, capture *c,
                                         const DLTensor *in,
                                         aotrun_error *err) {
-  capture *c = &s->cap;
   c->have_shapes = 1;
-  for (size_t i = 0; i < s->num_inputs; i++) {
-    if (in[i].ndim < 0 || in[i].ndim > AOTRUN_MAX_DIMS)
-      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                              "input %zu has %d dims (at most %d)", i,
-                              (int)in[i].ndim, AOTRUN_MAX_DIMS);
+  aotrun_status st = make_sig(s, in, c->sig, err);
+  for (size_t i = 0; i < s->num_inputs && st == AOTRUN_OK; i++) {
     DLTensor *t = &c->static_inputs[i];
     int64_t *shape = c->static_shapes + i * AOTRUN_MAX_DIMS;
     memset(t, 0, sizeof *t);
@@ -311,21 +493,23 @@ static aotrun_status make_static_inputs(aotrun_graph_state *s,
     t->dtype = in[i].dtype;
     t->device = s->device;
     size_t bytes = nbytes_of(t);
-    aotrun_status st = s->ops.static_alloc(s->ops.ctx, bytes ? bytes : 1,
-                                           &c->static_buffers[i], err);
+    st = s->ops.static_alloc(s->ops.ctx, bytes ? bytes : 1,
+                             &c->static_buffers[i], err);
     if (st != AOTRUN_OK) {
       c->static_buffers[i] = NULL;
       return aotrun_error_prefix(err, "static buffer of input %zu: ", i);
     }
     t->data = c->static_buffers[i];
+    c->static_bytes += bytes ? bytes : 1;
   }
+  if (st != AOTRUN_OK) return st;
   return s->ops.copy_inputs(s->ops.ctx, in, c->static_inputs, s->num_inputs,
                             err);
 }
 
 /* Steps 3-4: the model recorded into the capture with the pool installed. */
-static aotrun_status record(aotrun_graph_state *s, aotrun_error *err) {
-  capture *c = &s->cap;
+static aotrun_status record(aotrun_graph_state *s, capture *c,
+                            aotrun_error *err) {
   aotrun_status st = s->ops.begin_capture(s->ops.ctx, err);
   if (st != AOTRUN_OK) return st;
   c->capturing = 1;
@@ -349,16 +533,15 @@ static aotrun_status record(aotrun_graph_state *s, aotrun_error *err) {
 }
 
 /* Steps 1-7. Any failure here happened before the graph ran. */
-static aotrun_status capture_until_launch(aotrun_graph_state *s,
+static aotrun_status capture_until_launch(aotrun_graph_state *s, capture *c,
                                           const DLTensor *in,
                                           aotrun_error *err) {
-  capture *c = &s->cap;
-  aotrun_status st = make_static_inputs(s, in, err);
+  aotrun_status st = make_static_inputs(s, c, in, err);
   if (st == AOTRUN_OK) {
     st = s->ops.pool_create(s->ops.ctx, &c->pool, err);
     if (st != AOTRUN_OK) c->pool = NULL;
   }
-  if (st == AOTRUN_OK) st = record(s, err);
+  if (st == AOTRUN_OK) st = record(s, c, err);
   if (st == AOTRUN_OK) {
     void *exec = NULL;
     st = s->ops.instantiate(s->ops.ctx, c->graph, &exec, err);
@@ -372,6 +555,7 @@ static aotrun_status capture_until_launch(aotrun_graph_state *s,
   return st;
 }
 
+/* Every graph of the method goes: a capture failure turns graphs off. */
 static void turn_off_after_failure(aotrun_graph_state *s, const char *why) {
   release(s);
   s->failed = 1;
@@ -382,13 +566,33 @@ static void turn_off_after_failure(aotrun_graph_state *s, const char *why) {
            why);
 }
 
-/* The capture call (phase Warmup, no calls left). */
-static aotrun_status capture_call(aotrun_graph_state *s, const DLTensor *in,
-                                  size_t n_in, DLTensor *out, size_t n_out,
+/* F8: the graph ran; running the call again could apply it twice. */
+static aotrun_status failed_after_launch(aotrun_graph_state *s,
+                                         aotrun_status st,
+                                         const aotrun_error *cerr,
+                                         aotrun_error *err) {
+  turn_off_after_failure(s, cerr->message);
+  logf_(s, AOTRUN_LOG_ERROR,
+        "method %s: the first launch of its CUDA graph failed while "
+        "running (%s); not retried, graphs stay off for this method",
+        s->method, cerr->message);
+  return aotrun_error_set(err, st,
+                          "method %s: first launch of the CUDA graph "
+                          "failed: %s",
+                          s->method, cerr->message);
+}
+
+/* A capture call into slot c (NULL: no slot could be made, an F1 edge). */
+static aotrun_status capture_call(aotrun_graph_state *s, capture *c,
+                                  const DLTensor *in, size_t n_in,
+                                  DLTensor *out, size_t n_out,
                                   aotrun_error *err) {
   aotrun_error cerr;
   aotrun_error_clear(&cerr);
-  aotrun_status st = capture_until_launch(s, in, &cerr);
+  aotrun_status st =
+      c != NULL ? capture_until_launch(s, c, in, &cerr)
+                : aotrun_error_set(&cerr, AOTRUN_ERR_OUT_OF_MEMORY,
+                                   "out of memory for a capture slot");
   if (st != AOTRUN_OK) {
     /* F1..F7: nothing ran, so the same call can run again without a graph. */
     turn_off_after_failure(s, cerr.message);
@@ -399,34 +603,27 @@ static aotrun_status capture_call(aotrun_graph_state *s, const DLTensor *in,
     return run_plain(s, in, n_in, out, n_out, err);
   }
   st = s->ops.synchronize(s->ops.ctx, &cerr);
-  if (st != AOTRUN_OK) {
-    /* F8: the graph ran; running the call again could apply it twice. */
-    turn_off_after_failure(s, cerr.message);
-    logf_(s, AOTRUN_LOG_ERROR,
-          "method %s: the first launch of its CUDA graph failed while "
-          "running (%s); not retried, graphs stay off for this method",
-          s->method, cerr.message);
-    return aotrun_error_set(err, st,
-                            "method %s: first launch of the CUDA graph "
-                            "failed: %s",
-                            s->method, cerr.message);
-  }
-  s->cap.committed = 1; /* the pool and outputs are now the graph's */
+  if (st != AOTRUN_OK) return failed_after_launch(s, st, &cerr, err);
+  c->committed = 1; /* the pool and outputs are now the graph's */
+  c->last_used = ++s->clock;
   s->phase = AOTRUN_GRAPH_REPLAY;
-  logf_(s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph captured", s->method);
-  st = s->ops.copy_outputs(s->ops.ctx, s->cap.outputs, out, n_out, err);
+  logf_(s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph captured (%zu held)",
+        s->method, num_graphs(s));
+  st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
   if (st != AOTRUN_OK)
     logf_(s, AOTRUN_LOG_ERROR, "method %s failed: %s", s->method,
           err ? err->message : aotrun_status_string(st));
   return st;
 }
 
-/* Replay's check: every input against the capture call's, before any copy. */
+/* Replay's check with one graph (K = 0): every input against the capture
+ * call's, before any copy. */
 static aotrun_status check_captured_shapes(const aotrun_graph_state *s,
+                                           const capture *cap,
                                            const DLTensor *in,
                                            aotrun_error *err) {
   for (size_t i = 0; i < s->num_inputs; i++) {
-    const DLTensor *c = &s->cap.static_inputs[i];
+    const DLTensor *c = &cap->static_inputs[i];
     if (in[i].ndim != c->ndim)
       return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                               "input %zu has %d dims, captured with %d", i,
@@ -452,22 +649,54 @@ static aotrun_status check_captured_shapes(const aotrun_graph_state *s,
   return AOTRUN_OK;
 }
 
-static aotrun_status replay(aotrun_graph_state *s, const DLTensor *in,
-                            DLTensor *out, size_t n_out, aotrun_error *err) {
-  aotrun_status st = check_captured_shapes(s, in, err);
-  if (st != AOTRUN_OK) return st; /* the caller's mistake: no Error log */
-  st = s->ops.copy_inputs(s->ops.ctx, in, s->cap.static_inputs, s->num_inputs,
-                          err);
-  if (st == AOTRUN_OK) st = s->ops.launch(s->ops.ctx, s->cap.exec, err);
+/* Copies in, launches graph c, copies out. */
+static aotrun_status replay(aotrun_graph_state *s, capture *c,
+                            const DLTensor *in, DLTensor *out, size_t n_out,
+                            aotrun_error *err) {
+  aotrun_status st = s->ops.copy_inputs(s->ops.ctx, in, c->static_inputs,
+                                        s->num_inputs, err);
+  if (st == AOTRUN_OK) st = s->ops.launch(s->ops.ctx, c->exec, err);
   if (st == AOTRUN_OK)
-    st = s->ops.copy_outputs(s->ops.ctx, s->cap.outputs, out, n_out, err);
+    st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
   if (st != AOTRUN_OK) {
     logf_(s, AOTRUN_LOG_ERROR, "method %s: CUDA graph replay failed: %s",
           s->method, err ? err->message : aotrun_status_string(st));
     return st;
   }
+  c->last_used = ++s->clock;
   s->num_replays++;
   return AOTRUN_OK;
+}
+
+/* A shape no graph has (K > 0): its first call runs without a graph and is
+ * remembered; its next call captures. */
+static aotrun_status new_shape_call(aotrun_graph_state *s, const DLTensor *in,
+                                    size_t n_in, DLTensor *out, size_t n_out,
+                                    aotrun_error *err) {
+  seen_shape *seen = find_seen(s, s->call_sig);
+  if (seen == NULL) {
+    aotrun_status st = run_plain(s, in, n_in, out, n_out, err);
+    if (st == AOTRUN_OK) remember_seen(s, s->call_sig); /* failures: no */
+    return st;
+  }
+  seen->used = 0;
+  return capture_call(s, slot_for_capture(s), in, n_in, out, n_out, err);
+}
+
+static aotrun_status replay_phase_call(aotrun_graph_state *s,
+                                       const DLTensor *in, size_t n_in,
+                                       DLTensor *out, size_t n_out,
+                                       aotrun_error *err) {
+  if (s->max_graphs == 0) {
+    aotrun_status st = check_captured_shapes(s, &s->slots[0], in, err);
+    if (st != AOTRUN_OK) return st; /* the caller's mistake: no Error log */
+    return replay(s, &s->slots[0], in, out, n_out, err);
+  }
+  aotrun_status st = make_sig(s, in, s->call_sig, err);
+  if (st != AOTRUN_OK) return st;
+  capture *c = find_graph(s, s->call_sig);
+  if (c != NULL) return replay(s, c, in, out, n_out, err);
+  return new_shape_call(s, in, n_in, out, n_out, err);
 }
 
 aotrun_status aotrun_graph_state_execute(aotrun_graph_state *s,
@@ -495,9 +724,11 @@ aotrun_status aotrun_graph_state_execute(aotrun_graph_state *s,
         if (st == AOTRUN_OK) s->warmup_left--;
         return st;
       }
-      return capture_call(s, inputs, num_inputs, outputs, num_outputs, err);
+      return capture_call(s, slot_for_capture(s), inputs, num_inputs,
+                          outputs, num_outputs, err);
     case AOTRUN_GRAPH_REPLAY:
-      return replay(s, inputs, outputs, num_outputs, err);
+      return replay_phase_call(s, inputs, num_inputs, outputs, num_outputs,
+                               err);
   }
   return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
                           "method %s: unknown CUDA graph phase %d", s->method,
@@ -515,7 +746,10 @@ int aotrun_graph_state_warmup_left(const aotrun_graph_state *s) {
 }
 
 int aotrun_graph_state_has_capture(const aotrun_graph_state *s) {
-  return s != NULL && s->cap.have_shapes;
+  if (s == NULL) return 0;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    if (s->slots[i].have_shapes) return 1;
+  return 0;
 }
 
 size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s) {
@@ -526,7 +760,73 @@ size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s) {
   return s ? s->num_replays : 0;
 }
 
+size_t aotrun_graph_state_num_evictions(const aotrun_graph_state *s) {
+  return s ? s->num_evictions : 0;
+}
+
+size_t aotrun_graph_state_num_graphs(const aotrun_graph_state *s) {
+  return s ? num_graphs(s) : 0;
+}
+
+static size_t capture_bytes(const aotrun_graph_state *s, const capture *c) {
+  return c->static_bytes +
+         (c->pool != NULL ? s->ops.pool_bytes(s->ops.ctx, c->pool) : 0);
+}
+
+size_t aotrun_graph_state_graph_bytes(const aotrun_graph_state *s) {
+  size_t n = 0;
+  for (size_t i = 0; s != NULL && i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    if (s->slots[i].committed) n += capture_bytes(s, &s->slots[i]);
+  return n;
+}
+
 const char *aotrun_graph_state_disabled_reason(const aotrun_graph_state *s) {
   if (s == NULL || s->phase != AOTRUN_GRAPH_DISABLED) return "";
   return s->reason;
+}
+
+/* "[1,4] [5]": a graph's input shapes. */
+static size_t put_shapes(const aotrun_graph_state *s, const capture *c,
+                         char *buf, size_t size) {
+  size_t used = 0;
+  for (size_t i = 0; i < s->num_inputs && used < size; i++) {
+    const DLTensor *t = &c->static_inputs[i];
+    used += (size_t)snprintf(buf + used, size - used, "%s[", i ? " " : "");
+    for (int32_t d = 0; d < t->ndim && used < size; d++)
+      used += (size_t)snprintf(buf + used, size - used, "%s%lld",
+                               d ? "," : "", (long long)t->shape[d]);
+    if (used < size) used += (size_t)snprintf(buf + used, size - used, "]");
+  }
+  return used;
+}
+
+/* The committed graph used most recently before `before` (0: any). */
+static const capture *next_mru(const aotrun_graph_state *s, uint64_t before) {
+  const capture *best = NULL;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
+    const capture *c = &s->slots[i];
+    if (!c->committed || (before != 0 && c->last_used >= before)) continue;
+    if (best == NULL || c->last_used > best->last_used) best = c;
+  }
+  return best;
+}
+
+const char *aotrun_graph_state_memory_report(aotrun_graph_state *s) {
+  if (s == NULL) return "";
+  char *buf = s->report;
+  size_t size = sizeof s->report, n = num_graphs(s);
+  size_t used = (size_t)snprintf(buf, size, "%zu graph%s, %zu bytes", n,
+                                 n == 1 ? "" : "s",
+                                 aotrun_graph_state_graph_bytes(s));
+  const char *sep = ": ";
+  for (const capture *c = next_mru(s, 0); c != NULL && used < size;
+       c = next_mru(s, c->last_used)) {
+    used += (size_t)snprintf(buf + used, size - used, "%s", sep);
+    if (used < size) used += put_shapes(s, c, buf + used, size - used);
+    if (used < size)
+      used += (size_t)snprintf(buf + used, size - used, " %zu",
+                               capture_bytes(s, c));
+    sep = "; ";
+  }
+  return buf; /* truncated at REPORT_MAX - 1 characters when long */
 }

@@ -66,6 +66,16 @@
  * sticky last error (cudaGetLastError), then checks the stream has left
  * capture mode.
  *
+ * A graph per shape (option cuda_graph_shapes = K > 0, default 0): in
+ * Replay, a call whose input shapes match no captured graph is new. Its
+ * first call runs without a graph (one warmup call per shape, remembered
+ * for up to K shapes); its next call captures a graph for those shapes
+ * (steps 1-8 into a free slot), evicting the least recently used graph
+ * first when K are held (its exec, graph, pool and static buffers freed).
+ * Replay picks the graph whose shapes equal the call's. Every failure edge
+ * above still applies and releases ALL graphs (graphs off for the method);
+ * recapture drops all of them. K = 0 keeps one graph and the refusal.
+ *
  * Calls on one state must be serialised (the plugin ABI's rule).
  */
 #ifndef AOTRUN_CUDA_GRAPH_STATE_H
@@ -82,6 +92,10 @@
 /* Normal calls before the first capture, and after a recapture request. */
 #define AOTRUN_GRAPH_WARMUP_CALLS 3
 #define AOTRUN_GRAPH_RECAPTURE_WARMUP_CALLS 1
+/* Normal calls of a new shape before its capture (cuda_graph_shapes > 0). */
+#define AOTRUN_GRAPH_SHAPE_WARMUP_CALLS 1
+/* Most graphs per method (the largest cuda_graph_shapes). */
+#define AOTRUN_GRAPH_MAX_SHAPES 64
 
 typedef enum aotrun_graph_phase {
   AOTRUN_GRAPH_DISABLED = 0,
@@ -145,6 +159,8 @@ typedef struct aotrun_graph_ops {
   aotrun_status (*pool_create)(void *ctx, void **pool, aotrun_error *err);
   void (*pool_install)(void *ctx, void *pool);
   void (*pool_destroy)(void *ctx, void *pool);
+  /* Device bytes the pool holds (for the memory report). */
+  size_t (*pool_bytes)(void *ctx, void *pool);
 
   /* One log message (AOTRUN_LOG_*), borrowed for the call. */
   void (*log)(void *ctx, int32_t level, const char *message);
@@ -174,6 +190,15 @@ int aotrun_graph_state_enabled(const aotrun_graph_state *s);
  * constant 'pred' in host memory"; logged at Info. */
 void aotrun_graph_state_forbid(aotrun_graph_state *s, const char *reason);
 
+/* How many graphs (one per input shapes) to keep: 0 (the default) keeps
+ * one and refuses other shapes in Replay; 1..AOTRUN_GRAPH_MAX_SHAPES
+ * captures new shapes, evicting the least recently used graph. Lowering it
+ * evicts graphs down to max(max_graphs, 1). AOTRUN_ERR_INVALID_ARGUMENT
+ * outside 0..AOTRUN_GRAPH_MAX_SHAPES. */
+aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
+                                                int64_t max_graphs,
+                                                aotrun_error *err);
+
 /* Recapture: release(), then Warmup with 1 call. AOTRUN_ERR_NOT_SUPPORTED
  * when graphs are forbidden or not enabled for this method. */
 aotrun_status aotrun_graph_state_recapture(aotrun_graph_state *s,
@@ -194,6 +219,15 @@ const char *aotrun_graph_phase_name(aotrun_graph_phase phase);
 int aotrun_graph_state_warmup_left(const aotrun_graph_state *s);
 /* 1 while captured shapes / static buffers are held. */
 int aotrun_graph_state_has_capture(const aotrun_graph_state *s);
+/* Graphs held now, their device bytes (static input buffers plus pool),
+ * and how many were evicted so far. */
+size_t aotrun_graph_state_num_graphs(const aotrun_graph_state *s);
+size_t aotrun_graph_state_graph_bytes(const aotrun_graph_state *s);
+size_t aotrun_graph_state_num_evictions(const aotrun_graph_state *s);
+/* "2 graphs, 4194816 bytes: [1,4] 2097408; [2,4] 2097408" (each graph's
+ * input shapes and bytes, most recently used first; "0 graphs, 0 bytes"
+ * when none). The string lives in s until the next call. */
+const char *aotrun_graph_state_memory_report(aotrun_graph_state *s);
 /* How often release() found something to release; replays so far. */
 size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s);
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s);

@@ -18,6 +18,9 @@
 #include "backend_cuda/cuda_timing.h"
 #include "backend_cuda/weight_registry.h"
 
+_Static_assert(AOTRUN_CUDA_MAX_GRAPH_SHAPES == AOTRUN_GRAPH_MAX_SHAPES,
+              "cuda_graph_shapes' limit is the graph state's");
+
 struct aotrun_method {
   const aotrun_host_api *host;
   int device;
@@ -106,6 +109,8 @@ static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
   char reason[512];
   if (aotrun_cuda_graph_forbid_reason(m->runner, reason, sizeof reason))
     aotrun_graph_state_forbid(m->graph, reason);
+  st = aotrun_graph_state_set_max_graphs(m->graph, m->opts.graph_shapes, err);
+  if (st != AOTRUN_OK) return st;
   if (aotrun_cuda_method_list_contains(m->opts.graph_methods, name))
     aotrun_graph_state_set_enabled(m->graph, 1);
   return AOTRUN_OK;
@@ -218,6 +223,11 @@ aotrun_status aotrun_cuda_method_set_option(aotrun_method *m,
     case AOTRUN_CUDA_OPT_GPU_TIMING:
       return aotrun_cuda_timing_enable(&m->timing, opt->bool_value != 0,
                                        &m->err);
+    case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
+      st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+      return st == AOTRUN_OK ? aotrun_graph_state_set_max_graphs(
+                                   m->graph, m->opts.graph_shapes, &m->err)
+                             : st;
     case AOTRUN_CUDA_OPT_GRAPH_METHODS:
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
       if (st == AOTRUN_OK)
@@ -237,12 +247,14 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
   aotrun_cuda_option_id id;
   aotrun_status st = aotrun_cuda_option_find(key, 0, 0, 1, &id, &m->err);
   if (st != AOTRUN_OK) return st;
-  if (id == AOTRUN_CUDA_OPT_GRAPH_PHASE) {
+  if (id == AOTRUN_CUDA_OPT_GRAPH_PHASE || id == AOTRUN_CUDA_OPT_GRAPH_BYTES) {
     memset(out, 0, sizeof *out);
     out->key = aotrun_cuda_option_key(id);
     out->type = AOTRUN_OPTION_STRING;
     out->string_value =
-        aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
+        id == AOTRUN_CUDA_OPT_GRAPH_BYTES
+            ? aotrun_graph_state_memory_report(m->graph)
+            : aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
     return AOTRUN_OK;
   }
   if (id == AOTRUN_CUDA_OPT_GPU_TIMING ||

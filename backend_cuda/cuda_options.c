@@ -37,6 +37,10 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
                                     WHERE_METHOD, WHERE_METHOD},
     [AOTRUN_CUDA_OPT_LAST_GPU_TIME] = {"last_gpu_time_ns", AOTRUN_OPTION_INT,
                                        0, WHERE_METHOD},
+    [AOTRUN_CUDA_OPT_GRAPH_SHAPES] = {"cuda_graph_shapes", AOTRUN_OPTION_INT,
+                                      WHERE_BOTH, WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_GRAPH_BYTES] = {"cuda_graph_bytes", AOTRUN_OPTION_STRING,
+                                     0, WHERE_METHOD},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -106,7 +110,8 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "enable_cuda_graph_for_method, shared_stream, "
                           "share_weights, log_level, recapture, "
                           "cuda_graph_phase, weight_copies, gpu_timing, "
-                          "last_gpu_time_ns)",
+                          "last_gpu_time_ns, cuda_graph_shapes, "
+                          "cuda_graph_bytes)",
                           key);
 }
 
@@ -201,6 +206,15 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
       return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       return parse_level(opt->string_value, &o->log_level, err);
+    case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
+      if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
+        return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                                "option 'cuda_graph_shapes' is %lld, must be "
+                                "0 (one graph, other shapes refused) to %d",
+                                (long long)opt->int_value,
+                                AOTRUN_CUDA_MAX_GRAPH_SHAPES);
+      o->graph_shapes = (int32_t)opt->int_value;
+      return AOTRUN_OK;
     default:
       return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
                               "option '%s' holds no value",
@@ -228,6 +242,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       out->string_value =
           kLevels[o->log_level >= 0 && o->log_level < 4 ? o->log_level : 1];
+      break;
+    case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
+      out->int_value = o->graph_shapes;
       break;
     default:
       break;

@@ -19,6 +19,13 @@
  *        method's CUDA graph, warm up one call and capture again
  *   cuda_graph_phase               STRING  method, read  "Disabled",
  *        "Warmup" or "Replay"
+ *   cuda_graph_shapes              INT     both          graphs kept per
+ *        method, one per input shapes (LRU): 0 (default) keeps one graph
+ *        and refuses other shapes; 1..64 captures new shapes
+ *   cuda_graph_bytes               STRING  method, read  the graphs held
+ *        and their device memory: "2 graphs, 4194816 bytes: [1,4]
+ *        2097408; [2,4] 2097408" (input shapes and bytes per graph, most
+ *        recently used first)
  *   weight_copies                  INT     method, read  device copies in
  *        the method's weight cache (shared by the program's methods with
  *        share_weights: one per FQN and layout)
@@ -47,10 +54,14 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_WEIGHT_COPIES,
   AOTRUN_CUDA_OPT_GPU_TIMING,
   AOTRUN_CUDA_OPT_LAST_GPU_TIME,
+  AOTRUN_CUDA_OPT_GRAPH_SHAPES,
+  AOTRUN_CUDA_OPT_GRAPH_BYTES,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
 #define AOTRUN_CUDA_METHOD_LIST_MAX 1024
+/* Largest cuda_graph_shapes (AOTRUN_GRAPH_MAX_SHAPES of the graph state). */
+#define AOTRUN_CUDA_MAX_GRAPH_SHAPES 64
 
 /* The values a target (the backend, or one method handle) holds. */
 typedef struct aotrun_cuda_options {
@@ -58,6 +69,7 @@ typedef struct aotrun_cuda_options {
   int32_t shared_stream;
   int32_t share_weights;
   int32_t log_level; /* AOTRUN_LOG_* */
+  int32_t graph_shapes; /* cuda_graph_shapes */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

@@ -23,6 +23,43 @@ static void print_io(const char *kind, size_t i, const manifest_io *io) {
   printf("]\n");
 }
 
+/* "2*s0 + 1" as the manifest's shape strings write it. */
+static void print_expr(const manifest_dim *dim) {
+  if (dim->scale != 1) printf("%lld*", (long long)dim->scale);
+  cli_put_escaped(stdout, dim->range_symbol);
+  if (dim->offset != 0)
+    printf(" %c %lld", dim->offset < 0 ? '-' : '+',
+           (long long)(dim->offset < 0 ? -dim->offset : dim->offset));
+}
+
+/* Dynamic-dim ranges: each symbol's range, then each input dim that is an
+ * expression of a symbol ("input 1 y dim 0 = 2*s0"). */
+static void print_ranges(const manifest_method *me) {
+  for (size_t k = 0; k < me->num_symbols; k++) {
+    printf("    symbol ");
+    cli_put_escaped(stdout, me->symbols[k].name);
+    if (me->symbols[k].max < 0)
+      printf(" in [%lld, inf]\n", (long long)me->symbols[k].min);
+    else
+      printf(" in [%lld, %lld]\n", (long long)me->symbols[k].min,
+             (long long)me->symbols[k].max);
+  }
+  for (size_t k = 0; k < me->num_inputs; k++) {
+    const manifest_io *io = &me->inputs[k];
+    for (int32_t d = 0; d < io->ndim; d++) {
+      const manifest_dim *dim = &io->dims[d];
+      if (dim->range_symbol == NULL ||
+          (dim->scale == 1 && dim->offset == 0))
+        continue;
+      printf("    input %zu ", k);
+      cli_put_escaped(stdout, io->name);
+      printf(" dim %d = ", (int)d);
+      print_expr(dim);
+      printf("\n");
+    }
+  }
+}
+
 /* Parses PROGRAM/manifest.json through the same named-data service as
  * `run` (regular files inside the program directory only, no blocking
  * open; see "Files and trust" in docs/plugin-abi.md) and the same
@@ -59,6 +96,7 @@ static void print_method(const manifest_method *me) {
   for (size_t k = 0; k < me->num_outputs; k++)
     print_io("output", k, &me->outputs[k]);
   printf("    constants %zu\n", me->num_constants);
+  print_ranges(me);
 }
 
 int cli_inspect(int argc, char **argv) {

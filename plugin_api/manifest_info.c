@@ -52,6 +52,21 @@ static aotrun_status parse_io(const char *name, const cJSON *j,
   return AOTRUN_OK;
 }
 
+/* An input's "dims" (the loader validated them): each entry's symbol,
+ * scale and offset. */
+static void read_dim_exprs(const cJSON *j, manifest_io *io) {
+  const cJSON *dims = cJSON_GetObjectItemCaseSensitive(j, "dims");
+  for (int d = 0; d < io->ndim; d++) {
+    const cJSON *e = cJSON_IsArray(dims) ? cJSON_GetArrayItem(dims, d) : NULL;
+    const cJSON *scale = cJSON_GetObjectItemCaseSensitive(e, "scale");
+    const cJSON *offset = cJSON_GetObjectItemCaseSensitive(e, "offset");
+    io->dims[d].range_symbol = cJSON_IsObject(e) ? string_of(e, "symbol")
+                                                 : NULL;
+    io->dims[d].scale = is_int(scale) ? (int64_t)scale->valuedouble : 1;
+    io->dims[d].offset = is_int(offset) ? (int64_t)offset->valuedouble : 0;
+  }
+}
+
 static aotrun_status parse_io_list(const char *name, const cJSON *m,
                                    const char *key, manifest_io **out,
                                    size_t *count) {
@@ -65,6 +80,26 @@ static aotrun_status parse_io_list(const char *name, const cJSON *m,
   for (const cJSON *e = list->child; e != NULL; e = e->next, i++) {
     aotrun_status s = parse_io(name, e, &(*out)[i]);
     if (s != AOTRUN_OK) return s;
+    read_dim_exprs(e, &(*out)[i]);
+  }
+  return AOTRUN_OK;
+}
+
+/* "symbols": {"s0": {"min": 1, "max": 1024}} (validated by the loader). */
+static aotrun_status parse_symbols(const cJSON *m, manifest_method *out) {
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(m, "symbols");
+  if (!cJSON_IsObject(list)) return AOTRUN_OK;
+  out->num_symbols = (size_t)cJSON_GetArraySize(list);
+  out->symbols = calloc(out->num_symbols + 1, sizeof *out->symbols);
+  if (out->symbols == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY, "out of memory");
+  size_t i = 0;
+  for (const cJSON *e = list->child; e != NULL; e = e->next, i++) {
+    const cJSON *min = cJSON_GetObjectItemCaseSensitive(e, "min");
+    const cJSON *max = cJSON_GetObjectItemCaseSensitive(e, "max");
+    out->symbols[i].name = e->string ? e->string : "";
+    out->symbols[i].min = is_int(min) ? (int64_t)min->valuedouble : 0;
+    out->symbols[i].max = is_int(max) ? (int64_t)max->valuedouble : -1;
   }
   return AOTRUN_OK;
 }
@@ -86,6 +121,7 @@ static aotrun_status parse_method(const char *name, const cJSON *m,
   if (s == AOTRUN_OK && c != NULL && !cJSON_IsArray(c))
     s = malformed(name, "constants is not a list in method ", out->name);
   out->num_constants = c != NULL ? (size_t)cJSON_GetArraySize(c) : 0;
+  if (s == AOTRUN_OK) s = parse_symbols(m, out);
   return s;
 }
 
@@ -157,6 +193,7 @@ void manifest_info_free(manifest_info *info) {
   for (size_t i = 0; info->methods != NULL && i < info->num_methods; i++) {
     free(info->methods[i].inputs);
     free(info->methods[i].outputs);
+    free(info->methods[i].symbols);
   }
   free(info->methods);
   cJSON_Delete(info->root);

@@ -16,7 +16,18 @@
 typedef struct manifest_dim {
   int64_t size;       /* >= 0, or AOTRUN_DYNAMIC_DIM when symbolic */
   const char *symbol; /* e.g. "s0"; NULL for static dims */
+  /* Inputs' "dims" entry: size = scale * range_symbol + offset (NULL when
+   * the dim has none). */
+  const char *range_symbol;
+  int64_t scale, offset;
 } manifest_dim;
+
+/* One entry of a method's "symbols" (dynamic-dim ranges). */
+typedef struct manifest_symbol {
+  const char *name;
+  int64_t min;
+  int64_t max; /* -1: no upper bound */
+} manifest_symbol;
 
 typedef struct manifest_io {
   const char *name;
@@ -30,6 +41,8 @@ typedef struct manifest_method {
   const char *library;
   size_t num_inputs, num_outputs, num_constants;
   manifest_io *inputs, *outputs;
+  size_t num_symbols;
+  manifest_symbol *symbols;
 } manifest_method;
 
 /* Strings point into the parsed JSON kept in `root`. */

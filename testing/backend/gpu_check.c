@@ -24,6 +24,18 @@
  *                  (get_option weight_copies); outputs stay right
  *          bench   --iters calls without a graph and --iters graph replays
  *                  on two handles; prints us/call for both and the ratio
+ *          shapes  a graph per shape (option cuda_graph_shapes = --graphs
+ *                  K, default 3) on a dynamic-batch program: every input
+ *                  whose dim 0 equals input 0's (the largest batch) is cut
+ *                  to each batch of --batches (default 1,2,4,2,1), cycled
+ *                  for --calls calls (default 8, at least 24 used); each
+ *                  call's outputs must equal those of a second handle
+ *                  without graphs for the same call (--atol/--rtol), and
+ *                  the first rows of --expected (row-wise models); at the
+ *                  end the phase is Replay and cuda_graph_bytes reports
+ *                  min(distinct batches, K) graphs; each cached batch's
+ *                  replay is timed (--iters calls). Stateless models only
+ *                  (both handles share the weights).
  *   flags  --method NAME      (default forward)
  *          --input FILE.npy   one per input, in order (required)
  *          --expected FILE.npy one per output, in order (sizes outputs;
@@ -33,6 +45,7 @@
  *                             other dtypes compare bytes exactly)
  *          --reshape K:D0,D1,...
  *          --log LEVEL        host log threshold (default info)
+ *          --batches B1,B2,...  --graphs K   (mode shapes)
  * Prints "PASS: ..." / "FAIL: ..." lines; exit 0 pass, 1 fail, 2 usage,
  * 77 skip.
  */
@@ -59,6 +72,8 @@ typedef struct args {
   int reshape_input;
   int reshape_ndim;
   int64_t reshape[AOTRUN_MAX_DIMS];
+  int num_batches, graphs; /* mode shapes */
+  int64_t batches[64];
 } args;
 
 typedef struct session {
@@ -88,9 +103,10 @@ static void fail(const char *fmt, ...) {
 static int usage(void) {
   fprintf(stderr,
           "usage: aotrun_gpu_check PLUGIN.so PROGRAM_DIR "
-          "replay|shape|retry|recapture|share|bench [--method M] --input X.npy... "
-          "[--expected Y.npy...] [--calls N] [--iters N] [--atol X] "
-          "[--rtol X] [--reshape K:D0,D1,...] [--method2 M] [--log LEVEL]\n");
+          "replay|shape|retry|recapture|share|bench|shapes [--method M] "
+          "--input X.npy... [--expected Y.npy...] [--calls N] [--iters N] "
+          "[--atol X] [--rtol X] [--reshape K:D0,D1,...] [--method2 M] "
+          "[--log LEVEL] [--batches B1,B2,...] [--graphs K]\n");
   return 2;
 }
 
@@ -107,6 +123,16 @@ static int parse_reshape(const char *s, args *a) {
   return *s == '\0' ? 0 : -1;
 }
 
+static int parse_batches(const char *s, args *a) {
+  char *end = NULL;
+  for (a->num_batches = 0; *s && a->num_batches < 64;) {
+    a->batches[a->num_batches++] = strtoll(s, &end, 10);
+    if (end == s || a->batches[a->num_batches - 1] < 1) return -1;
+    s = *end == ',' ? end + 1 : end;
+  }
+  return *s == '\0' && a->num_batches > 0 ? 0 : -1;
+}
+
 static int parse_args(int argc, char **argv, args *a) {
   memset(a, 0, sizeof *a);
   a->method = "forward";
@@ -115,6 +141,8 @@ static int parse_args(int argc, char **argv, args *a) {
   a->iters = 2000;
   a->atol = a->rtol = 1e-5;
   a->reshape_input = -1;
+  a->graphs = 3;
+  if (parse_batches("1,2,4,2,1", a)) return -1;
   if (argc < 4) return -1;
   a->plugin = argv[1];
   a->program = argv[2];
@@ -134,7 +162,10 @@ static int parse_args(int argc, char **argv, args *a) {
     else if (!strcmp(f, "--atol")) a->atol = atof(v);
     else if (!strcmp(f, "--rtol")) a->rtol = atof(v);
     else if (!strcmp(f, "--log")) a->log = v;
-    else if (!strcmp(f, "--reshape")) {
+    else if (!strcmp(f, "--graphs")) a->graphs = atoi(v);
+    else if (!strcmp(f, "--batches")) {
+      if (parse_batches(v, a)) return -1;
+    } else if (!strcmp(f, "--reshape")) {
       if (parse_reshape(v, a)) return -1;
     } else
       return -1;
@@ -413,6 +444,166 @@ static void mode_share(const args *a, session *s, aotrun_method *m) {
            a->method2, (long long)(alone + other_alone - together));
 }
 
+/* ---- shapes: a graph per shape (cuda_graph_shapes) ---- */
+
+/* One handle's outputs for mode shapes: buffers of the largest batch's
+ * size, shapes reset to it before every call (the backend writes the real
+ * sizes back). */
+typedef struct batch_out {
+  DLTensor t[MAX_IO];
+  int64_t shape[MAX_IO][AOTRUN_MAX_DIMS];
+} batch_out;
+
+static void batch_out_init(const session *s, batch_out *o) {
+  memset(o, 0, sizeof *o);
+  for (size_t i = 0; i < s->no; i++) {
+    o->t[i] = s->out_t[i];
+    size_t bytes = aotrun_dtype_size(s->out_t[i].dtype);
+    for (int d = 0; d < s->out_t[i].ndim; d++)
+      bytes *= (size_t)s->out_shape[i][d];
+    o->t[i].data = calloc(1, bytes ? bytes : 1);
+    o->t[i].shape = o->shape[i];
+  }
+}
+
+static void batch_out_free(const session *s, batch_out *o) {
+  for (size_t i = 0; i < s->no; i++) free(o->t[i].data);
+}
+
+/* Executes m with every input whose dim 0 is maxb cut to b rows. */
+static aotrun_status call_batch(session *s, aotrun_method *m, int64_t maxb,
+                                int64_t b, batch_out *o) {
+  DLTensor in[MAX_IO];
+  int64_t shape[MAX_IO][AOTRUN_MAX_DIMS];
+  for (size_t i = 0; i < s->ni; i++) {
+    in[i] = s->in_t[i];
+    memcpy(shape[i], s->in_t[i].shape, sizeof(int64_t) * (size_t)in[i].ndim);
+    if (in[i].ndim > 0 && shape[i][0] == maxb) shape[i][0] = b;
+    in[i].shape = shape[i];
+  }
+  for (size_t i = 0; i < s->no; i++)
+    memcpy(o->shape[i], s->out_shape[i], sizeof o->shape[i]);
+  return s->api->execute(m, in, s->ni, o->t, s->no);
+}
+
+static size_t numel_of(const DLTensor *t) {
+  size_t n = 1;
+  for (int d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
+  return n;
+}
+
+/* The graph handle's outputs against the no-graph handle's, and against
+ * the first rows of --expected. */
+static void compare_batch(const args *a, session *s, const batch_out *g,
+                          const batch_out *p, int call, int64_t b) {
+  for (size_t i = 0; i < s->no; i++) {
+    double worst;
+    size_t n = numel_of(&g->t[i]);
+    if (n != numel_of(&p->t[i]) ||
+        memcmp(g->shape[i], p->shape[i],
+               sizeof(int64_t) * (size_t)g->t[i].ndim) != 0)
+      fail("call %d (batch %lld) output %zu: shape differs from the "
+           "no-graph handle's", call, (long long)b, i);
+    else if (!close_enough(g->t[i].dtype, g->t[i].data, p->t[i].data, n,
+                           a->atol, a->rtol, &worst))
+      fail("call %d (batch %lld) output %zu differs from the no-graph "
+           "result (max abs error %g)", call, (long long)b, i, worst);
+    else if ((int)i < a->num_expected &&
+             n * aotrun_dtype_size(g->t[i].dtype) <= s->want[i].nbytes &&
+             !close_enough(g->t[i].dtype, g->t[i].data, s->want[i].data, n,
+                           a->atol, a->rtol, &worst))
+      fail("call %d (batch %lld) output %zu differs from the first rows of "
+           "%s (max abs error %g)", call, (long long)b, i, a->expected[i],
+           worst);
+  }
+}
+
+static int distinct_batches(const args *a) {
+  int n = 0;
+  for (int i = 0; i < a->num_batches; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= a->batches[j] == a->batches[i];
+    n += !seen;
+  }
+  return n;
+}
+
+/* After the calls: Replay, and min(distinct, K) graphs reported. */
+static void check_graph_report(const args *a, session *s, aotrun_method *g) {
+  aotrun_option o;
+  if (s->api->get_option(g, "cuda_graph_bytes", &o) != AOTRUN_OK) {
+    fail("get_option cuda_graph_bytes: %s", s->api->last_error(g));
+    return;
+  }
+  long held = strtol(o.string_value, NULL, 10);
+  int want = distinct_batches(a) < a->graphs ? distinct_batches(a) : a->graphs;
+  printf("INFO: cuda_graph_bytes: %s\n", o.string_value);
+  if (strcmp(phase(s, g), "Replay") != 0)
+    fail("after the calls the phase is %s, expected Replay", phase(s, g));
+  if (held != want)
+    fail("%ld graphs held, expected %d (%d batches, cuda_graph_shapes %d)",
+         held, want, distinct_batches(a), a->graphs);
+}
+
+/* Replay time of each batch (its graph is cached when K covers them). */
+static void time_batches(const args *a, session *s, aotrun_method *g,
+                         int64_t maxb, batch_out *o) {
+  for (int i = 0; i < a->num_batches; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= a->batches[j] == a->batches[i];
+    if (seen) continue;
+    double t0 = now_us();
+    for (int k = 0; k < a->iters; k++)
+      if (call_batch(s, g, maxb, a->batches[i], o) != AOTRUN_OK) return;
+    printf("INFO: batch %lld: %.2f us/call over %d calls (graph replay, host "
+           "in/out copies included)\n", (long long)a->batches[i],
+           (now_us() - t0) / a->iters, a->iters);
+  }
+}
+
+static void mode_shapes(const args *a, session *s, aotrun_method *g) {
+  int64_t maxb = s->ni > 0 && s->in_t[0].ndim > 0 ? s->in_t[0].shape[0] : 0;
+  for (int i = 0; i < a->num_batches; i++)
+    if (a->batches[i] > maxb) {
+      fail("batch %lld is larger than input 0's dim 0 (%lld)",
+           (long long)a->batches[i], (long long)maxb);
+      return;
+    }
+  aotrun_option k = {"cuda_graph_shapes", AOTRUN_OPTION_INT, 0, a->graphs,
+                     NULL};
+  if (s->api->set_option(g, &k) != AOTRUN_OK) {
+    fail("set_option cuda_graph_shapes: %s", s->api->last_error(g));
+    return;
+  }
+  aotrun_option off = {"enable_cuda_graph_for_method", AOTRUN_OPTION_STRING,
+                       0, 0, ""};
+  s->api->set_option(NULL, &off);
+  aotrun_method *p = init_named(s, a->method);
+  if (p == NULL) return;
+  batch_out go, po;
+  batch_out_init(s, &go);
+  batch_out_init(s, &po);
+  int calls = a->calls < 24 ? 24 : a->calls;
+  for (int c = 0; c < calls; c++) {
+    int64_t b = a->batches[c % a->num_batches];
+    if (call_batch(s, g, maxb, b, &go) != AOTRUN_OK) {
+      fail("call %d (batch %lld): %s", c + 1, (long long)b,
+           s->api->last_error(g));
+      break;
+    }
+    if (call_batch(s, p, maxb, b, &po) != AOTRUN_OK) {
+      fail("no-graph call %d: %s", c + 1, s->api->last_error(p));
+      break;
+    }
+    compare_batch(a, s, &go, &po, c + 1, b);
+  }
+  check_graph_report(a, s, g);
+  time_batches(a, s, g, maxb, &go);
+  batch_out_free(s, &go);
+  batch_out_free(s, &po);
+  s->api->destroy(p);
+}
+
 static double time_calls(session *s, aotrun_method *m, int iters) {
   double t0 = now_us();
   for (int i = 0; i < iters; i++)
@@ -518,6 +709,8 @@ static int run_mode(const args *a, session *s) {
     mode_shape(a, s, m);
   else if (!strcmp(a->mode, "recapture"))
     mode_recapture(a, s, m);
+  else if (!strcmp(a->mode, "shapes"))
+    mode_shapes(a, s, m);
   else if (!strcmp(a->mode, "share")) {
     run_calls(a, s, m, 2, "Warmup");
     mode_share(a, s, m); /* destroys m */

@@ -409,6 +409,36 @@ static void test_options_not_found(void **state) {
                       "options)");
 }
 
+/* The fixture's manifest with a range on s0 (docs/program-format.md,
+ * "Dynamic-dim ranges"): execute refuses a batch outside it before the
+ * model runs. */
+static void test_dim_range_refused(void **state) {
+  ctx *c = *state;
+  const char *at = strstr(c->program.manifest, "\"inputs\"");
+  assert_non_null(at);
+  size_t head = (size_t)(at - c->program.manifest);
+  const char *ranges = "\"symbols\": {\"s0\": {\"min\": 1, \"max\": 4}}, ";
+  size_t size = c->program.manifest_size + strlen(ranges);
+  char *manifest = malloc(size + 1);
+  assert_non_null(manifest);
+  memcpy(manifest, c->program.manifest, head);
+  snprintf(manifest + head, size + 1 - head, "%s%s", ranges, at);
+  assert_int_equal(init_method(c, manifest, size, "forward"), AOTRUN_OK);
+  free(manifest);
+  call_io t;
+  make_call(&t, 5, 5);
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) has size 5 in dim 0 (symbol s0), outside "
+                      "its range [1, 4]");
+  make_call(&t, 0, 0);
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  /* The refused calls never reached the model: its counter is at 1. */
+  make_call(&t, 4, 4);
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  assert_float_equal(t.calls, 1.0f, 0);
+}
+
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strstr(argv[i], "cpu_ref")) g_plugin_path = argv[i];
@@ -436,6 +466,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_missing_files_fail_cleanly, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_options_not_found, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dim_range_refused, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

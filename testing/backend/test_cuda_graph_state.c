@@ -231,6 +231,14 @@ static void f_pool_destroy(void *ctx, void *pool) {
   free(pool);
 }
 
+#define FAKE_POOL_BYTES 4096
+
+static size_t f_pool_bytes(void *ctx, void *pool) {
+  (void)ctx;
+  assert_non_null(pool);
+  return FAKE_POOL_BYTES;
+}
+
 static void f_log(void *ctx, int32_t level, const char *message) {
   (void)ctx;
   if (F.nlogs >= MAX_LOGS) return;
@@ -260,6 +268,7 @@ static const aotrun_graph_ops kOps = {
     .pool_create = f_pool_create,
     .pool_install = f_pool_install,
     .pool_destroy = f_pool_destroy,
+    .pool_bytes = f_pool_bytes,
     .log = f_log,
 };
 
@@ -768,6 +777,251 @@ static void test_bad_arguments(void **state) {
   aotrun_graph_state_destroy(NULL);
 }
 
+/* ---- a graph per shape (cuda_graph_shapes = K > 0) ---- */
+
+/* Input 1's size picks the shape: (2,3,4,4) and (n). */
+static aotrun_status call_n(aotrun_graph_state *s, io *t, int64_t n) {
+  aotrun_error err;
+  t->in_shape[1][0] = n;
+  return call(s, t, &err);
+}
+
+static aotrun_graph_state *make_shapes_state(int64_t k) {
+  aotrun_graph_state *s = make_state();
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  assert_int_equal(aotrun_graph_state_set_max_graphs(s, k, &err), AOTRUN_OK);
+  aotrun_graph_state_set_enabled(s, 1);
+  return s;
+}
+
+/* A new shape: one call without a graph, then its capture. */
+static void add_shape(aotrun_graph_state *s, io *t, int64_t n) {
+  int direct = F.run_direct, begins = F.begin;
+  assert_int_equal(call_n(s, t, n), AOTRUN_OK);
+  assert_int_equal(F.run_direct, direct + 1);
+  assert_int_equal(F.begin, begins);
+  assert_int_equal(call_n(s, t, n), AOTRUN_OK);
+  assert_int_equal(F.begin, begins + 1);
+  assert_int_equal(F.run_direct, direct + 1);
+}
+
+static void test_shapes_back_and_forth(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_shapes_state(3);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t); /* shape n = 5 */
+  add_shape(s, &t, 6);
+  add_shape(s, &t, 7);
+  assert_int_equal(aotrun_graph_state_num_graphs(s), 3);
+  int launches = F.launch;
+  const int64_t cycle[] = {5, 6, 7, 6, 5, 5, 7, 6};
+  for (size_t i = 0; i < sizeof cycle / sizeof cycle[0]; i++) {
+    t.out_data[0] = 0;
+    assert_int_equal(call_n(s, &t, cycle[i]), AOTRUN_OK);
+    assert_true(t.out_data[0] > 100.0f); /* from the graph's outputs */
+  }
+  assert_int_equal(F.begin, 3); /* no capture while cycling */
+  assert_int_equal(F.run_direct, 5); /* 3 warmup + one per new shape */
+  assert_int_equal(F.launch, launches + 8);
+  assert_int_equal(aotrun_graph_state_num_evictions(s), 0);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+  /* A new shape seen between others is still remembered. */
+  assert_int_equal(call_n(s, &t, 8), AOTRUN_OK);
+  assert_int_equal(call_n(s, &t, 5), AOTRUN_OK);
+  assert_int_equal(call_n(s, &t, 8), AOTRUN_OK);
+  assert_int_equal(F.begin, 4);
+  assert_int_equal(aotrun_graph_state_num_evictions(s), 1);
+  assert_int_equal(count_level(AOTRUN_LOG_ERROR), 0);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_eviction_order_frees_memory(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_shapes_state(2);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t); /* A: n = 5 */
+  add_shape(s, &t, 6);     /* B */
+  assert_int_equal(call_n(s, &t, 5), AOTRUN_OK); /* A used: B is the LRU */
+  int frees = F.static_frees, pools = F.pools_destroyed;
+  int execs = F.execs_destroyed, outs = F.outputs_deleted;
+  add_shape(s, &t, 7); /* C evicts B, before C's capture allocates */
+  assert_int_equal(aotrun_graph_state_num_evictions(s), 1);
+  assert_int_equal(F.static_frees, frees + 2);
+  assert_int_equal(F.pools_destroyed, pools + 1);
+  assert_int_equal(F.execs_destroyed, execs + 1);
+  assert_int_equal(F.outputs_deleted, outs + 1);
+  assert_int_equal(F.pools_made - F.pools_destroyed, 2);
+  assert_int_equal(F.static_allocs - F.static_frees, 4);
+  assert_int_equal(aotrun_graph_state_num_graphs(s), 2);
+  /* A and C replay; B is new again (A is now the LRU and goes next). */
+  int begins = F.begin;
+  assert_int_equal(call_n(s, &t, 5), AOTRUN_OK);
+  assert_int_equal(call_n(s, &t, 7), AOTRUN_OK);
+  assert_int_equal(F.begin, begins);
+  add_shape(s, &t, 6);
+  assert_int_equal(call_n(s, &t, 7), AOTRUN_OK); /* C kept */
+  assert_int_equal(F.begin, begins + 1);
+  int direct = F.run_direct;
+  assert_int_equal(call_n(s, &t, 5), AOTRUN_OK); /* A was evicted */
+  assert_int_equal(F.run_direct, direct + 1);
+  assert_int_equal(aotrun_graph_state_num_evictions(s), 2);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_memory_report(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_shapes_state(2);
+  assert_string_equal(aotrun_graph_state_memory_report(s), "0 graphs, 0 bytes");
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t); /* (2,3,4,4) (5): 384 + 20 + pool */
+  assert_string_equal(aotrun_graph_state_memory_report(s),
+                      "1 graph, 4500 bytes: [2,3,4,4] [5] 4500");
+  add_shape(s, &t, 6);
+  assert_int_equal(aotrun_graph_state_graph_bytes(s), 4500 + 4504);
+  assert_string_equal(aotrun_graph_state_memory_report(s),
+                      "2 graphs, 9004 bytes: [2,3,4,4] [6] 4504; [2,3,4,4] "
+                      "[5] 4500");
+  assert_int_equal(call_n(s, &t, 5), AOTRUN_OK); /* most recent first */
+  assert_string_equal(aotrun_graph_state_memory_report(s),
+                      "2 graphs, 9004 bytes: [2,3,4,4] [5] 4500; [2,3,4,4] "
+                      "[6] 4504");
+  aotrun_graph_state_destroy(s);
+}
+
+/* A capture failure of a second shape releases every graph (graphs off),
+ * and the call runs once without a graph. */
+static void check_second_shape_failure(enum fail_point p) {
+  memset(&F, 0, sizeof F);
+  aotrun_graph_state *s = make_shapes_state(2);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_OK); /* seen once */
+  F.fail = p;
+  int direct = F.run_direct;
+  aotrun_error err;
+  t.in_shape[1][0] = 6;
+  aotrun_status st = call(s, &t, &err);
+  if (p == FAIL_SYNC) {
+    assert_int_equal(st, AOTRUN_ERR_INTERNAL);
+    assert_int_equal(F.run_direct, direct); /* the graph ran: no retry */
+    assert_int_equal(count_logs(AOTRUN_LOG_ERROR, "not retried"), 1);
+  } else {
+    assert_int_equal(st, AOTRUN_OK);
+    assert_int_equal(F.run_direct, direct + 1);
+    assert_int_equal(count_logs(AOTRUN_LOG_INFO, "capture failed"), 1);
+  }
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(aotrun_graph_state_num_graphs(s), 0);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1);
+  assert_all_released(); /* the first shape's graph too */
+  F.fail = FAIL_NONE;
+  int begins = F.begin;
+  assert_int_equal(call_n(s, &t, 5), AOTRUN_OK); /* runs directly */
+  assert_int_equal(F.begin, begins);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_failure_mid_capture_of_second_shape(void **state) {
+  (void)state;
+  check_second_shape_failure(FAIL_STATIC_ALLOC);
+  check_second_shape_failure(FAIL_RUN_CAPTURE);
+  check_second_shape_failure(FAIL_INSTANTIATE);
+  check_second_shape_failure(FAIL_LAUNCH);
+  check_second_shape_failure(FAIL_SYNC);
+}
+
+static void test_failed_new_shape_call_not_remembered(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_shapes_state(2);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  F.fail_direct_from_call = F.run_direct + 1;
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_ERR_INTERNAL);
+  F.fail_direct_from_call = 0;
+  int begins = F.begin;
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_OK); /* its warmup call */
+  assert_int_equal(F.begin, begins);
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_OK);
+  assert_int_equal(F.begin, begins + 1);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_recapture_with_several_graphs(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_shapes_state(3);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  add_shape(s, &t, 6);
+  assert_int_equal(call_n(s, &t, 7), AOTRUN_OK); /* 7 seen once */
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  assert_int_equal(aotrun_graph_state_recapture(s, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_num_graphs(s), 0);
+  assert_int_equal(aotrun_graph_state_num_releases(s), 1);
+  assert_all_released();
+  assert_int_equal(aotrun_graph_state_warmup_left(s), 1);
+  /* One warmup call, then a capture with the call's shape. */
+  int begins = F.begin;
+  assert_int_equal(call_n(s, &t, 7), AOTRUN_OK);
+  assert_int_equal(call_n(s, &t, 7), AOTRUN_OK);
+  assert_int_equal(F.begin, begins + 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
+  /* Shapes seen before the recapture were forgotten. */
+  add_shape(s, &t, 6);
+  add_shape(s, &t, 5);
+  assert_int_equal(aotrun_graph_state_num_graphs(s), 3);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+static void test_max_graphs_option(void **state) {
+  (void)state;
+  aotrun_graph_state *s = make_shapes_state(3);
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  assert_int_equal(aotrun_graph_state_set_max_graphs(s, 65, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'cuda_graph_shapes' is 65, must be 0 (one "
+                      "graph, other shapes refused) to 64");
+  assert_int_equal(aotrun_graph_state_set_max_graphs(s, -1, &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  add_shape(s, &t, 6);
+  add_shape(s, &t, 7);
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_OK); /* 6 is the MRU */
+  /* Lowering K evicts the least recently used graphs. */
+  assert_int_equal(aotrun_graph_state_set_max_graphs(s, 1, &err), AOTRUN_OK);
+  assert_int_equal(aotrun_graph_state_num_graphs(s), 1);
+  assert_int_equal(aotrun_graph_state_num_evictions(s), 2);
+  int begins = F.begin, launches = F.launch;
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_OK);
+  assert_int_equal(F.launch, launches + 1);
+  /* K = 0: the one graph stays and other shapes are refused again. */
+  assert_int_equal(aotrun_graph_state_set_max_graphs(s, 0, &err), AOTRUN_OK);
+  assert_int_equal(call_n(s, &t, 6), AOTRUN_OK);
+  t.in_shape[1][0] = 5;
+  assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "input 1 has size 5 in dim 0, captured with 6");
+  assert_int_equal(F.begin, begins);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_disabled_runs_directly, reset),
@@ -788,6 +1042,14 @@ int main(void) {
       cmocka_unit_test_setup(test_recapture_after_failed_capture_rearms, reset),
       cmocka_unit_test_setup(test_disable_releases, reset),
       cmocka_unit_test_setup(test_bad_arguments, reset),
+      cmocka_unit_test_setup(test_shapes_back_and_forth, reset),
+      cmocka_unit_test_setup(test_eviction_order_frees_memory, reset),
+      cmocka_unit_test_setup(test_memory_report, reset),
+      cmocka_unit_test_setup(test_failure_mid_capture_of_second_shape, reset),
+      cmocka_unit_test_setup(test_failed_new_shape_call_not_remembered,
+                             reset),
+      cmocka_unit_test_setup(test_recapture_with_several_graphs, reset),
+      cmocka_unit_test_setup(test_max_graphs_option, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

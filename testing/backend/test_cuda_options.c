@@ -40,7 +40,8 @@ static void test_unknown_key(void **state) {
                       "enable_cuda_graph_for_method, shared_stream, "
                       "share_weights, log_level, recapture, "
                       "cuda_graph_phase, weight_copies, gpu_timing, "
-                      "last_gpu_time_ns)");
+                      "last_gpu_time_ns, cuda_graph_shapes, "
+                      "cuda_graph_bytes)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }

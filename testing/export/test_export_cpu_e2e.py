@@ -237,3 +237,31 @@ def test_cli_deterministic_flag_reaches_export(monkeypatch):
     monkeypatch.setattr(cli, "load_source", lambda s, m: ({"forward": None}, {}))
     assert cli.main(["m:f", "/tmp/unused-out", "--deterministic"]) == 0
     assert got.get("deterministic") is True
+
+
+def test_dynamic_dim_ranges_in_the_manifest(tmp_path):
+    """One small dynamic model compiled: the manifest records the batch
+    symbol's range and y's relation to it (2*b), as the loader reads them
+    (docs/program-format.md, "Dynamic-dim ranges")."""
+    torch = pytest.importorskip("torch", exc_type=ImportError)
+    from aotrun_export import export_program
+
+    class Pair(torch.nn.Module):
+        def forward(self, x, y):
+            return x * 2.0, y + 1.0
+
+    b = torch.export.Dim("b", min=1, max=64)
+    manifest = export_program(
+        {"forward": (Pair(), (torch.randn(4, 3), torch.randn(8, 3)))},
+        str(tmp_path / "prog"),
+        dynamic_shapes={"forward": {"x": {0: b}, "y": {0: 2 * b}}},
+        log=lambda s: None)
+    fw = manifest["methods"]["forward"]
+    (sym,) = fw["symbols"]
+    assert fw["symbols"][sym] == {"min": 1, "max": 64}
+    assert fw["inputs"][0]["dims"] == [
+        {"symbol": sym, "scale": 1, "offset": 0}, None]
+    assert fw["inputs"][1]["dims"] == [
+        {"symbol": sym, "scale": 2, "offset": 0}, None]
+    on_disk = json.load(open(tmp_path / "prog" / "manifest.json"))
+    assert on_disk["methods"]["forward"]["symbols"] == fw["symbols"]

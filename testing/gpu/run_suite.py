@@ -106,7 +106,8 @@ def gpu_check(a, env, mode, case, extra, log):
         cmd += ["--expected", os.path.join(prog, p)]
     rc, text = sh(cmd + extra, log, env=env)
     lines = [l for l in text.splitlines()
-             if l.startswith(("PASS", "FAIL", "BENCH", "INFO: weight"))]
+             if l.startswith(("PASS", "FAIL", "BENCH", "INFO: weight",
+                                "INFO: batch", "INFO: cuda_graph"))]
     return {"check": mode, "case": case, "rc": rc, "ok": rc == 0,
             "lines": lines[-12:]}
 
@@ -212,6 +213,8 @@ def main():
     checks = [("replay", "mlp", ["--calls", "8"]),
               ("shape", "dyn4d", ["--reshape", "0:2,4,3,4"]),
               ("recapture", "dyn4d", ["--reshape", "0:2,4,3,4"]),
+              ("shapes", "mlp", ["--batches", "1,2,4,2,1", "--graphs", "3",
+                                 "--calls", "30", "--iters", "500"]),
               ("share", "two_methods", ["--method2", "decode"]),
               ("retry", "mask_index", ["--calls", "6"]),
               ("retry", "item", ["--calls", "6"]),

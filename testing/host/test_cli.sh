@@ -251,6 +251,13 @@ sed 's/"dtype": "float32", "shape": \["n"\]}\],$/"dtype": "float33", "shape": ["
   "$PROGRAM/manifest.json" > "$TMP/baddtype/manifest.json"
 expect 3 "input 0 ('x'): field 'dtype' is 'float33', not a known dtype" \
   "$AOTRUN" inspect "$TMP/baddtype"
+# inspect prints dynamic-dim ranges and relations (docs/program-format.md).
+mkdir "$TMP/ranges"
+sed 's/"inputs": \[{"name": "x", "dtype": "float32", "shape": \["n"\]}\],/"symbols": {"n": {"min": 1, "max": 64}, "m": {"min": 2}}, "inputs": [{"name": "x", "dtype": "float32", "shape": ["n"]}, {"name": "y", "dtype": "float32", "shape": ["2*m + 1"], "dims": [{"symbol": "m", "scale": 2, "offset": 1}]}],/' \
+  "$PROGRAM/manifest.json" > "$TMP/ranges/manifest.json"
+expect 0 "    symbol n in [1, 64]" "$AOTRUN" inspect "$TMP/ranges"
+expect 0 "    symbol m in [2, inf]" "$AOTRUN" inspect "$TMP/ranges"
+expect 0 "    input 1 y dim 0 = 2*m + 1" "$AOTRUN" inspect "$TMP/ranges"
 # Control bytes from a manifest are escaped, never sent raw.
 mkdir "$TMP/ctrl"
 sed 's/"forward"/"fo\\u001b[31mrward"/' "$PROGRAM/manifest.json" > "$TMP/ctrl/manifest.json"

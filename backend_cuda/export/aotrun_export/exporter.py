@@ -16,6 +16,7 @@ from .determinism import deterministic_algorithms
 from .options import has_convolution, inductor_options
 from .passes import (PassError, as_needed_linking, constant_folding_decision,
                      distribution_checks_as_asserts, run_passes)
+from .dim_ranges import method_dims
 from .program_meta import ExportError, Weight, io_specs, method_constants
 from .pt2_package import read_package
 from .safetensors_writer import Entry, write_safetensors
@@ -328,8 +329,11 @@ def _method_entry(name, ep, pkg, stage, weights, notes, exports):
             f"{winfo.num_inputs} and {winfo.num_outputs}")
     constants = method_constants(name, ep, winfo, pkg.weights_blob, weights,
                                  notes)
+    symbols = method_dims(ep, inputs, notes)
     entry = {"library": lib, "inputs": inputs, "outputs": outputs,
              "constants": constants, "aoti_torch_imports": imports}
+    if symbols:
+        entry["symbols"] = symbols
     if notes:
         entry["notes"] = notes
     return entry

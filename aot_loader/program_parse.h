@@ -1,0 +1,46 @@
+/*
+ * program_parse.h: the manifest parser's context and field readers, shared
+ * by program.c (the manifest) and program_dims.c (dynamic-dim ranges).
+ * Internal to aot_loader:program.
+ */
+#ifndef AOTRUN_PROGRAM_PARSE_H
+#define AOTRUN_PROGRAM_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "aot_loader/program.h"
+
+/* Where in the manifest we are, for messages: "method 'forward': input 0
+ * ('x')" for manifest errors, "constant 'w' (fqn 'l.w')" plus the suffix
+ * " (method 'forward')" for FQN weight metadata errors. */
+typedef struct aotrun_manifest_ctx {
+  aotrun_error *err;
+  const char *prefix;
+  char where[320];
+  char suffix[192];
+} aotrun_manifest_ctx;
+
+/* An InvalidArgument error: prefix, where, then the message. */
+aotrun_status aotrun_manifest_fail(aotrun_manifest_ctx *ctx, const char *fmt,
+                                   ...) __attribute__((format(printf, 2, 3)));
+aotrun_status aotrun_manifest_out_of_memory(aotrun_manifest_ctx *ctx);
+/* An exact integer >= min from item, called `label` in messages. */
+aotrun_status aotrun_manifest_int(aotrun_manifest_ctx *ctx, const cJSON *item,
+                                  const char *label, int64_t min,
+                                  int64_t *out);
+/* The entry count of a list or object, refused above limit. */
+aotrun_status aotrun_manifest_count(aotrun_manifest_ctx *ctx,
+                                    const cJSON *list, const char *key,
+                                    size_t limit, size_t *n);
+char *aotrun_manifest_strdup(const char *s);
+
+/* Parses the method's optional "symbols" and its inputs' optional "dims"
+ * (program_dims.c); json is the method's object, m has its inputs. */
+aotrun_status aotrun_program_parse_dims(aotrun_manifest_ctx *ctx,
+                                        const cJSON *json,
+                                        aotrun_program_method *m);
+
+#endif /* AOTRUN_PROGRAM_PARSE_H */
