@@ -3,7 +3,9 @@
 # Needs root (or sudo). Python packages for the exporter tests go into
 # ./.venv-export when the test runner asks for them.
 set -euo pipefail
-pkgs=(bazel-bootstrap libcmocka-dev libdlpack-dev libcjson-dev python3 python3-venv valgrind gcc g++)
+# clang + libclang-rt-14-dev (libFuzzer, -fsanitize=fuzzer): testing/fuzz/.
+pkgs=(bazel-bootstrap libcmocka-dev libdlpack-dev libcjson-dev python3 python3-venv valgrind gcc g++
+  clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
