@@ -23,6 +23,8 @@ cd "$(dirname "$0")/.."
 mkdir -p .bazel-links   # .bazelrc: --symlink_prefix=.bazel-links/ (ignored by //...)
 read -r -a bazel_flags <<<"${AOTRUN_BAZEL_FLAGS:-}"
 fuzz_seconds=${AOTRUN_FUZZ_SECONDS:-15}
+# Step logs of this run (private: other runs on the machine keep theirs).
+logs=$(mktemp -d "${TMPDIR:-/tmp}/aotrun-tests.XXXXXX")
 
 all_steps=(plain pytest fuzz asan ubsan tsan)
 steps=("${all_steps[@]}")
@@ -88,15 +90,18 @@ bazel_step() {
 }
 
 pytest_step() {
-  local start=$SECONDS rc line pp pf ps
-  testing/export/run_pytest.sh > /tmp/aotrun-pytest.log 2>&1
+  local start=$SECONDS rc line pp pf ps log=$logs/pytest.log
+  testing/export/run_pytest.sh > "$log" 2>&1
   rc=$?
-  tail -n 30 /tmp/aotrun-pytest.log
-  line=$(grep -E '^=+ .*(passed|failed|skipped|error).* in [0-9.]+s' /tmp/aotrun-pytest.log | tail -1)
+  tail -n 30 "$log"
+  line=$(grep -E '^=+ .*(passed|failed|skipped|error).* in [0-9.]+s' "$log" | tail -1)
   pp=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
   pf=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
   ps=$(echo "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+')
   [ "$rc" -ne 0 ] && [ "${pf:-0}" -eq 0 ] && pf=1
+  if [ -z "$line" ] && [ "$rc" -eq 0 ] && ! grep -q 'no tests ran' "$log"; then
+    echo "run_tests: pytest printed no summary line"; pf=1
+  fi
   step_done pytest "${pp:-0}" "${pf:-0}" "${ps:-0}" $((SECONDS - start))
 }
 
@@ -104,7 +109,7 @@ pytest_step() {
 fuzz_step() {
   local start=$SECONDS p=0 f=0 t log
   for t in $(testing/fuzz/run_fuzz.sh list); do
-    log=/tmp/aotrun-fuzz-$t.log
+    log=$logs/fuzz-$t.log
     if AOTRUN_BAZEL_FLAGS="${AOTRUN_BAZEL_FLAGS:-}" \
         testing/fuzz/run_fuzz.sh "$t" "$fuzz_seconds" >"$log" 2>&1; then
       p=$((p + 1))
@@ -133,5 +138,6 @@ for step in "${steps[@]}"; do
 done
 
 bazel shutdown >/dev/null 2>&1
+[ "$F" -eq 0 ] && rm -rf "$logs"   # kept for reading when something failed
 echo "${P} passed, ${F} failed, ${S} skipped"
 [ "$F" -eq 0 ]
