@@ -5,6 +5,7 @@
  */
 #include "aot_loader/method_runner_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +63,23 @@ static aotrun_status fetch(const aotrun_method_runner *r, const char *key,
   *token = NULL;
   aotrun_status st =
       r->host->get_named_data(r->host->ctx, key, data, size, token);
-  if (st != AOTRUN_OK)
-    return aotrun_error_set(err, st,
+  if (st != AOTRUN_OK) {
+    /* A code the ABI does not know is reported as INTERNAL. */
+    aotrun_status code = st > AOTRUN_OK && st <= AOTRUN_ERR_VERSION_MISMATCH
+                             ? st
+                             : AOTRUN_ERR_INTERNAL;
+    return aotrun_error_set(err, code,
                             "method %s: the host has no named data '%s' (%s)",
                             r->method, key, aotrun_status_string(st));
+  }
+  if (*data == NULL && *size > 0) {
+    r->host->release_named_data(r->host->ctx, *token);
+    *token = NULL;
+    return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
+                            "method %s: the host's get_named_data('%s') "
+                            "returned OK with NULL data of %zu bytes",
+                            r->method, key, *size);
+  }
   return AOTRUN_OK;
 }
 
@@ -200,6 +214,20 @@ static aotrun_status check_config(const aotrun_method_runner_config *c,
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method runner: config, host, method or device "
                             "is NULL");
+  if (AOTRUN_VERSION_MAJOR(c->host->abi_version) != AOTRUN_ABI_VERSION_MAJOR)
+    return aotrun_error_set(err, AOTRUN_ERR_VERSION_MISMATCH,
+                            "method runner: the host api has ABI %u.%u, this "
+                            "plugin has %u.%u",
+                            AOTRUN_VERSION_MAJOR(c->host->abi_version),
+                            AOTRUN_VERSION_MINOR(c->host->abi_version),
+                            AOTRUN_ABI_VERSION_MAJOR, AOTRUN_ABI_VERSION_MINOR);
+  /* Every member of 1.0 must be inside the host's struct_size. */
+  if (!AOTRUN_TABLE_HAS(c->host, aotrun_host_api, free))
+    return aotrun_error_set(err, AOTRUN_ERR_VERSION_MISMATCH,
+                            "method runner: the host api is %u bytes, ABI "
+                            "1.0 needs at least %zu",
+                            (unsigned)c->host->struct_size,
+                            offsetof(aotrun_host_api, free) + sizeof(void *));
   if (c->host->get_named_data == NULL || c->host->release_named_data == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method runner: the host api lacks "

@@ -81,9 +81,26 @@ aotrun_status aotrun_model_library_call_failed(const aotrun_model_library *lib,
 /* dlopens the temp copy, then unlinks it at once: the mapping keeps the
  * bytes, and a process that dies later (signal, crashing constructor or
  * model) leaves nothing behind. The window is the write alone. */
+/* Under ThreadSanitizer only, model copies stay mapped after dlclose: ld.so
+ * maps and unmaps libraries without TSan seeing it, so a library mapped
+ * where an unloaded one was inherits stale shadow state and its first
+ * accesses are reported as races with the unloaded copy (seen in
+ * test_concurrency). Every method loads its own private copy, so keeping the
+ * mappings changes nothing else; the temp files are unlinked as always. */
+#if defined(__SANITIZE_THREAD__)
+#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+#endif
+#endif
+#ifndef MODEL_DLOPEN_FLAGS
+#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL)
+#endif
+
 static aotrun_status map_and_unlink(aotrun_model_library *lib,
                                     aotrun_error *err) {
-  lib->dl = dlopen(lib->path, RTLD_NOW | RTLD_LOCAL);
+  lib->dl = dlopen(lib->path, MODEL_DLOPEN_FLAGS);
   const char *why = lib->dl == NULL ? dlerror() : NULL;
   if (unlink(lib->path) == 0) lib->unlinked = 1;
   if (lib->dl == NULL)

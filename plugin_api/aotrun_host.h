@@ -15,9 +15,16 @@
  * aotrun_host_last_error() on the same thread, valid until the next failing
  * call of this library on that thread.
  *
- * Threading: a registry is not locked; load and destroy from one thread. A
- * host method is used by one thread at a time (the plugin ABI's rule). A
- * program directory's named-data service is thread-safe.
+ * Threading (docs/plugin-abi.md, "Threading rules of the host library"): a
+ * registry is not locked: load plugins and destroy it while nothing else
+ * uses it; lookups (find, at, count, host_method_open) may run in many
+ * threads at once. A host method is used by one thread at a time (the plugin
+ * ABI's rule); different host methods run concurrently. A program
+ * directory's named-data service and its log level are thread-safe.
+ *
+ * NULL arguments: every function refuses a NULL pointer argument with
+ * AOTRUN_ERR_INVALID_ARGUMENT (accessors return NULL or 0; close and destroy
+ * accept NULL) instead of crashing.
  */
 #ifndef AOTRUN_HOST_H
 #define AOTRUN_HOST_H

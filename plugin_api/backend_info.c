@@ -5,13 +5,18 @@
 #include "plugin_api/backend_internal.h"
 #include "plugin_api/host_error.h"
 
-const char *aotrun_backend_name(const aotrun_backend *b) { return b->name; }
-const char *aotrun_backend_path(const aotrun_backend *b) { return b->path; }
+/* Accessors of a NULL backend return NULL (0 for the version). */
+const char *aotrun_backend_name(const aotrun_backend *b) {
+  return b != NULL ? b->name : NULL;
+}
+const char *aotrun_backend_path(const aotrun_backend *b) {
+  return b != NULL ? b->path : NULL;
+}
 uint32_t aotrun_backend_abi_version(const aotrun_backend *b) {
-  return b->api->abi_version;
+  return b != NULL ? b->api->abi_version : 0;
 }
 const aotrun_backend_api *aotrun_backend_table(const aotrun_backend *b) {
-  return b->api;
+  return b != NULL ? b->api : NULL;
 }
 
 int aotrun_backend_is_available(const aotrun_backend *b, char *reason,
@@ -22,6 +27,10 @@ int aotrun_backend_is_available(const aotrun_backend *b, char *reason,
     reason_size = sizeof local;
   }
   reason[0] = '\0';
+  if (b == NULL) {
+    snprintf(reason, reason_size, "no backend (NULL)");
+    return 0;
+  }
   if (!AOTRUN_BACKEND_CAN(b, is_available)) {
     snprintf(reason, reason_size, "plugin has no is_available member");
     return 0;
@@ -33,6 +42,9 @@ int aotrun_backend_is_available(const aotrun_backend *b, char *reason,
 
 aotrun_status aotrun_backend_set_option(const aotrun_backend *b,
                                         const aotrun_option *option) {
+  if (b == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_backend_set_option: NULL backend");
   if (option == NULL || option->key == NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "backend '%s': option or its key is NULL",

@@ -85,6 +85,9 @@ const aotrun_backend *aotrun_registry_at(const aotrun_registry *r, size_t i) {
 
 aotrun_status aotrun_registry_find(const aotrun_registry *r, const char *name,
                                    const aotrun_backend **out) {
+  if (out == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_registry_find: NULL out");
   *out = NULL;
   if (name == NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,

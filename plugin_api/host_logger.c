@@ -21,6 +21,9 @@ void aotrun_log_stderr(int32_t threshold, int32_t level, const char *message) {
 }
 
 aotrun_status aotrun_log_level_parse(const char *text, int32_t *level) {
+  if (level == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_log_level_parse: NULL level");
   for (int32_t i = AOTRUN_LOG_DEBUG; text != NULL && i <= AOTRUN_LOG_ERROR;
        i++) {
     if (strcasecmp(text, kLevelNames[i]) == 0) {

@@ -170,6 +170,9 @@ aotrun_status aotrun_host_method_num_io(const aotrun_host_method *m,
                                         int32_t kind, size_t *count) {
   aotrun_status s = check_kind(m, kind);
   if (s != AOTRUN_OK) return s;
+  if (count == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_host_method_num_io: NULL count");
   *count = 0;
   if (!AOTRUN_BACKEND_CAN(m->backend, get_num_io))
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
@@ -185,6 +188,9 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *m,
                                          aotrun_io_info *out) {
   aotrun_status s = check_kind(m, kind);
   if (s != AOTRUN_OK) return s;
+  if (out == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_host_method_io_info: NULL out");
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
   if (!AOTRUN_BACKEND_CAN(m->backend, get_io_info))
@@ -273,5 +279,5 @@ aotrun_status aotrun_host_method_swap_backend(aotrun_host_method *m,
 }
 
 const aotrun_backend *aotrun_host_method_backend(const aotrun_host_method *m) {
-  return m->backend;
+  return m != NULL ? m->backend : NULL;
 }

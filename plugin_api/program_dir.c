@@ -33,7 +33,7 @@ struct aotrun_program_dir {
   aotrun_host_api api; /* api.ctx points back here */
   char *path;
   char *real; /* realpath(path): keys must resolve under it */
-  int32_t log_threshold;
+  int32_t log_threshold; /* atomic loads and stores: set while plugins log */
   pthread_mutex_t lock; /* guards mappings: plugins may call from threads */
   mapping *mappings;
 };
@@ -173,7 +173,8 @@ static void release_named_data(void *ctx, void *token) {
 
 static void log_message(void *ctx, int32_t level, const char *message) {
   const aotrun_program_dir *d = ctx;
-  aotrun_log_stderr(d->log_threshold, level, message);
+  aotrun_log_stderr(__atomic_load_n(&d->log_threshold, __ATOMIC_RELAXED),
+                    level, message);
 }
 
 aotrun_status aotrun_program_dir_open(const char *path,
@@ -227,19 +228,20 @@ void aotrun_program_dir_close(aotrun_program_dir *d) {
 
 const aotrun_host_api *aotrun_program_dir_host_api(
     const aotrun_program_dir *d) {
-  return &d->api;
+  return d != NULL ? &d->api : NULL;
 }
 
 const char *aotrun_program_dir_path(const aotrun_program_dir *d) {
-  return d->path;
+  return d != NULL ? d->path : NULL;
 }
 
 void aotrun_program_dir_set_log_level(aotrun_program_dir *d,
                                       int32_t threshold) {
-  d->log_threshold = threshold;
+  if (d != NULL) __atomic_store_n(&d->log_threshold, threshold, __ATOMIC_RELAXED);
 }
 
 size_t aotrun_program_dir_num_mapped(const aotrun_program_dir *d) {
+  if (d == NULL) return 0;
   size_t n = 0;
   aotrun_program_dir *w = (aotrun_program_dir *)d; /* lock is not const */
   pthread_mutex_lock(&w->lock);

@@ -3,9 +3,11 @@
 # Needs root (or sudo). Python packages for the exporter tests go into
 # ./.venv-export when the test runner asks for them.
 set -euo pipefail
+# clang + libclang-rt-14-dev (libFuzzer, -fsanitize=fuzzer): testing/fuzz/.
 pkgs=(bazel-bootstrap libcmocka-dev libdlpack-dev libcjson-dev python3 python3-venv valgrind gcc g++
       python3-numpy python3-pytest python3-setuptools python3-pip  # the Python binding's tests (python/)
-      pkg-config)  # the install test builds the C example with it
+      pkg-config  # the install test builds the C example with it
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

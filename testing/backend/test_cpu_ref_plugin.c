@@ -358,6 +358,73 @@ static void test_init_failures_leave_nothing(void **state) {
   assert_int_equal(count_temp_models(), temps_before);
 }
 
+/* issue 13, found by the plugin_abi fuzz target: an empty input ([0, 4])
+ * may have NULL data; the fixture model read x[0] for its failure hook even
+ * then (a NULL read inside the model). */
+static void test_empty_input_null_data(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 0, 0);
+  t.in[0].data = NULL;
+  t.out[0].data = NULL;
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  assert_int_equal(t.y_shape[0], 0);
+  assert_float_equal(t.calls, 1.0f, 0);
+}
+
+/* issue 13 (plugin_abi fuzz target): a host api of another major version
+ * or too small for ABI 1.0, and a named-data service that answers OK with
+ * NULL data, are refused with a message instead of being trusted. */
+static aotrun_status null_data_get(void *ctx, const char *key,
+                                   const void **data, size_t *size,
+                                   void **token) {
+  (void)ctx;
+  (void)key;
+  *data = NULL;
+  *size = 100;
+  *token = NULL;
+  return AOTRUN_OK;
+}
+
+static void null_data_release(void *ctx, void *token) {
+  (void)ctx;
+  (void)token;
+}
+
+static void test_hostile_host_api(void **state) {
+  ctx *c = *state;
+  aotrun_key_value spec = {"method", "forward"};
+  aotrun_host_api host = *aotrun_program_dir_host_api(c->dir);
+  host.abi_version = AOTRUN_MAKE_VERSION(2, 0);
+  assert_int_equal(c->api->init(&host, c->program.manifest,
+                                c->program.manifest_size, &spec, 1,
+                                &c->method),
+                   AOTRUN_ERR_VERSION_MISMATCH);
+  assert_string_equal(c->api->last_error(NULL),
+                      "method runner: the host api has ABI 2.0, this plugin "
+                      "has 1.0");
+  host = *aotrun_program_dir_host_api(c->dir);
+  host.struct_size = 16;
+  assert_int_equal(c->api->init(&host, c->program.manifest,
+                                c->program.manifest_size, &spec, 1,
+                                &c->method),
+                   AOTRUN_ERR_VERSION_MISMATCH);
+  assert_non_null(strstr(c->api->last_error(NULL),
+                         "the host api is 16 bytes, ABI 1.0 needs at least"));
+  host = *aotrun_program_dir_host_api(c->dir);
+  host.get_named_data = null_data_get;
+  host.release_named_data = null_data_release;
+  assert_int_equal(c->api->init(&host, c->program.manifest,
+                                c->program.manifest_size, &spec, 1,
+                                &c->method),
+                   AOTRUN_ERR_INTERNAL);
+  assert_non_null(strstr(c->api->last_error(NULL),
+                         "get_named_data('forward.so') returned OK with NULL "
+                         "data of 100 bytes"));
+  assert_null(c->method);
+}
+
 /* Inits `method` of a copy of the fixture program with `missing` removed;
  * returns the status and leaves the message in c->api->last_error(NULL). */
 static aotrun_status init_without(ctx *c, const char *missing) {
@@ -467,6 +534,9 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_options_not_found, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dim_range_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hostile_host_api, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_empty_input_null_data, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

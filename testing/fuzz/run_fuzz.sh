@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets with ASan + UBSan. Needs clang
-# (Debian: apt-get install clang); not run by CI.
-#   testing/fuzz/run_fuzz.sh [TARGET|all] [SECONDS]   (defaults: all, 60)
-# TARGET is one of: manifest safetensors fqn npy st_file elf inputs. Each target runs for
+# (Debian: apt-get install clang libclang-rt-14-dev; tools/setup.sh).
+# testing/run_tests.sh runs every target for 15 s (AOTRUN_FUZZ_SECONDS).
+#   testing/fuzz/run_fuzz.sh [TARGET|all|list] [SECONDS]   (defaults: all, 60)
+# TARGET is one of: manifest safetensors fqn npy st_file elf inputs plugin_abi.
+# plugin_abi also needs Bazel (it loads the Bazel-built shim and fixture
+# model; extra Bazel flags: AOTRUN_BAZEL_FLAGS). Each target runs for
 # SECONDS on a scratch copy of testing/fuzz/corpus_TARGET/ (the checked-in
 # seeds are not modified); a crash leaves crash-* in the current directory
 # and makes the script fail. Extra libFuzzer flags: FUZZ_FLAGS="-runs=N".
@@ -10,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-all}
 secs=${2:-60}
-all_targets="manifest safetensors fqn npy st_file elf inputs"
+all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi"
+if [ "$target" = list ]; then echo "$all_targets"; exit 0; fi
 command -v clang >/dev/null || { echo "run_fuzz: clang is not installed"; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
@@ -33,18 +37,46 @@ sources_for() {
       aot_loader/program.c aot_loader/name_set.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     elf) echo aot_loader/elf_check.c aot_loader/aotrun_error.c ;;
+    plugin_abi) echo plugin_api/abi_layout.c plugin_api/backend_info.c \
+      plugin_api/backend_loader.c plugin_api/backend_registry.c \
+      plugin_api/host_logger.c plugin_api/host_method.c \
+      plugin_api/program_dir.c plugin_api/host_error.c plugin_api/host_file.c \
+      testing/backend/program_fixture.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
        return 1 ;;
   esac
 }
 
+CFLAGS=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I.
+  -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+
+# plugin_abi: the cpu_ref plugin built with the same sanitizers (its
+# coverage feeds the fuzzer), and the Bazel-built shim and fixture model it
+# loads at run time (not instrumented; ASan checks every allocation anyway).
+prepare_plugin_abi() {
+  # shellcheck disable=SC2086
+  bazel build ${AOTRUN_BAZEL_FLAGS:-} //shim_lib:libaotrun_shim.so \
+    //testing/fixtures:fixture_model.so >"$out/bazel.log" 2>&1 ||
+    { cat "$out/bazel.log"; echo "run_fuzz: bazel build failed"; return 1; }
+  local bin
+  # shellcheck disable=SC2086
+  bin=$(bazel info ${AOTRUN_BAZEL_FLAGS:-} bazel-bin 2>/dev/null)
+  export AOTRUN_FUZZ_SHIM="$bin/shim_lib/libaotrun_shim.so"
+  export AOTRUN_FUZZ_MODEL="$bin/testing/fixtures/fixture_model.so"
+  export AOTRUN_FUZZ_PLUGIN="$out/libaotrun_cpu_ref.so"
+  clang "${CFLAGS[@]}" -fsanitize=fuzzer-no-link -fPIC -shared \
+    -fvisibility=hidden -Wl,--version-script=plugin_api/plugin.lds \
+    -Wl,-z,nodelete testing/plugins/cpu_ref_plugin.c aot_loader/*.c \
+    -lcjson -ldl -lpthread -lm -o "$AOTRUN_FUZZ_PLUGIN"
+}
+
 run_one() {
   local t=$1 srcs
   srcs=$(sources_for "$t")
+  if [ "$t" = plugin_abi ]; then prepare_plugin_abi || return 1; fi
   # shellcheck disable=SC2086
-  clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    "testing/fuzz/fuzz_$t.c" $srcs -lcjson -lm -o "$out/fuzz_$t"
+  clang "${CFLAGS[@]}" -fsanitize=fuzzer \
+    "testing/fuzz/fuzz_$t.c" $srcs -lcjson -ldl -lpthread -lm -o "$out/fuzz_$t"
   local corpus="$out/corpus_$t"; mkdir "$corpus"
   cp "testing/fuzz/corpus_$t"/* "$corpus/"
   local dict=()

@@ -305,6 +305,48 @@ static void test_processed_bytes_copied(void **state) {
   aotrun_registry_destroy(r);
 }
 
+/* issue 13, found by the plugin_abi fuzz target's harness review: NULL
+ * pointer arguments are refused (or give NULL / 0), never dereferenced. */
+static void test_null_arguments(void **state) {
+  (void)state;
+  aotrun_registry *r = load_both();
+  aotrun_host_method *m = open_on(r, "minimal", "2");
+  assert_int_equal(aotrun_host_method_num_io(m, AOTRUN_IO_INPUT, NULL),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(aotrun_host_last_error(),
+                      "aotrun_host_method_num_io: NULL count");
+  assert_int_equal(aotrun_host_method_io_info(m, AOTRUN_IO_OUTPUT, 0, NULL),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(aotrun_host_last_error(),
+                      "aotrun_host_method_io_info: NULL out");
+  assert_null(aotrun_host_method_backend(NULL));
+  assert_int_equal(aotrun_registry_find(r, "minimal", NULL),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(aotrun_host_last_error(),
+                      "aotrun_registry_find: NULL out");
+  assert_null(aotrun_backend_name(NULL));
+  assert_null(aotrun_backend_path(NULL));
+  assert_null(aotrun_backend_table(NULL));
+  assert_int_equal(aotrun_backend_abi_version(NULL), 0);
+  char reason[32];
+  assert_int_equal(aotrun_backend_is_available(NULL, reason, sizeof reason),
+                   0);
+  assert_string_equal(reason, "no backend (NULL)");
+  aotrun_option opt = {.key = "factor", .type = AOTRUN_OPTION_INT};
+  assert_int_equal(aotrun_backend_set_option(NULL, &opt),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(aotrun_host_last_error(),
+                      "aotrun_backend_set_option: NULL backend");
+  assert_int_equal(aotrun_log_level_parse("info", NULL),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_null(aotrun_program_dir_host_api(NULL));
+  assert_null(aotrun_program_dir_path(NULL));
+  aotrun_program_dir_set_log_level(NULL, AOTRUN_LOG_INFO);
+  assert_int_equal(aotrun_program_dir_num_mapped(NULL), 0);
+  aotrun_host_method_close(m);
+  aotrun_registry_destroy(r);
+}
+
 int main(int argc, char **argv) {
   test_paths_init(argc, argv);
   const struct CMUnitTest tests[] = {
@@ -316,6 +358,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_execute_errors),
       cmocka_unit_test(test_open_errors),
       cmocka_unit_test(test_processed_bytes_copied),
+      cmocka_unit_test(test_null_arguments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
