@@ -104,6 +104,54 @@ static aotrun_status parse_symbols(const cJSON *m, manifest_method *out) {
   return AOTRUN_OK;
 }
 
+/* "constants": the fields inspect shows (the loader checked them all). */
+static aotrun_status parse_constants(const char *name, const cJSON *list,
+                                     manifest_method *out) {
+  out->constants = calloc(out->num_constants + 1, sizeof *out->constants);
+  if (out->constants == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY, "out of memory");
+  size_t i = 0;
+  for (const cJSON *e = list ? list->child : NULL; e != NULL;
+       e = e->next, i++) {
+    manifest_constant *c = &out->constants[i];
+    const char *internal = string_of(e, "name");
+    const char *fqn = string_of(e, "fqn");
+    const char *dtype = string_of(e, "dtype");
+    const char *device = string_of(e, "device");
+    c->name = internal ? internal : "";
+    c->fqn = fqn ? fqn : c->name;
+    c->dtype = dtype ? dtype : "";
+    c->device = device ? device : "";
+    const cJSON *nbytes = cJSON_GetObjectItemCaseSensitive(e, "nbytes");
+    c->nbytes = is_int(nbytes) ? (int64_t)nbytes->valuedouble : 0;
+    const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(e, "sizes");
+    int n = cJSON_IsArray(sizes) ? cJSON_GetArraySize(sizes) : 0;
+    if (n > AOTRUN_MAX_DIMS)
+      return malformed(name, "rank above 16 in constant ", c->name);
+    c->ndim = n;
+    for (int d = 0; d < n; d++) {
+      const cJSON *v = cJSON_GetArrayItem(sizes, d);
+      c->sizes[d] = is_int(v) ? (int64_t)v->valuedouble : 0;
+    }
+  }
+  return AOTRUN_OK;
+}
+
+/* "aoti_torch_imports" (optional, written by the exporter): a list of
+ * strings; anything else is ignored (has_imports stays 0). */
+static aotrun_status parse_imports(const cJSON *m, manifest_method *out) {
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(m, "aoti_torch_imports");
+  if (!cJSON_IsArray(list)) return AOTRUN_OK;
+  size_t n = (size_t)cJSON_GetArraySize(list);
+  out->imports = calloc(n + 1, sizeof *out->imports);
+  if (out->imports == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY, "out of memory");
+  for (const cJSON *e = list->child; e != NULL; e = e->next)
+    if (cJSON_IsString(e)) out->imports[out->num_imports++] = e->valuestring;
+  out->has_imports = 1;
+  return AOTRUN_OK;
+}
+
 static aotrun_status parse_method(const char *name, const cJSON *m,
                                   manifest_method *out) {
   out->name = m->string;
@@ -121,7 +169,9 @@ static aotrun_status parse_method(const char *name, const cJSON *m,
   if (s == AOTRUN_OK && c != NULL && !cJSON_IsArray(c))
     s = malformed(name, "constants is not a list in method ", out->name);
   out->num_constants = c != NULL ? (size_t)cJSON_GetArraySize(c) : 0;
+  if (s == AOTRUN_OK) s = parse_constants(name, c, out);
   if (s == AOTRUN_OK) s = parse_symbols(m, out);
+  if (s == AOTRUN_OK) s = parse_imports(m, out);
   return s;
 }
 
@@ -194,6 +244,8 @@ void manifest_info_free(manifest_info *info) {
     free(info->methods[i].inputs);
     free(info->methods[i].outputs);
     free(info->methods[i].symbols);
+    free(info->methods[i].constants);
+    free(info->methods[i].imports);
   }
   free(info->methods);
   cJSON_Delete(info->root);

@@ -1,7 +1,8 @@
 /*
  * manifest_info.h: the parts of a program's manifest.json the CLI shows and
  * uses to size outputs (format version, methods, their inputs/outputs with
- * symbolic dims, constants count). Full validation is the backend's job.
+ * symbolic dims, constants, the exporter's aoti_torch_imports list). The
+ * loader's validation runs first (manifest_info_parse).
  */
 #ifndef AOTRUN_MANIFEST_INFO_H
 #define AOTRUN_MANIFEST_INFO_H
@@ -36,13 +37,29 @@ typedef struct manifest_io {
   manifest_dim dims[AOTRUN_MAX_DIMS];
 } manifest_io;
 
+/* One entry of a method's "constants" (validated by the loader). */
+typedef struct manifest_constant {
+  const char *name; /* the library's internal name */
+  const char *fqn;  /* key in weights.safetensors; shared across methods */
+  const char *dtype;
+  const char *device; /* "cuda" or "cpu" */
+  int32_t ndim;
+  int64_t sizes[AOTRUN_MAX_DIMS];
+  int64_t nbytes;
+} manifest_constant;
+
 typedef struct manifest_method {
   const char *name;
   const char *library;
   size_t num_inputs, num_outputs, num_constants;
   manifest_io *inputs, *outputs;
+  manifest_constant *constants; /* num_constants entries */
   size_t num_symbols;
   manifest_symbol *symbols;
+  /* The exporter's "aoti_torch_imports" list (has_imports 0: absent). */
+  int has_imports;
+  size_t num_imports;
+  const char **imports;
 } manifest_method;
 
 /* Strings point into the parsed JSON kept in `root`. */

@@ -131,6 +131,7 @@ static void test_extension(void **state) {
   const minimal_stats_v1 *stats =
       aotrun_backend_get_extension(b, MINIMAL_EXT_STATS_V1);
   assert_non_null(stats);
+  assert_int_equal(stats->struct_size, sizeof(minimal_stats_v1));
   assert_true(AOTRUN_TABLE_HAS(stats, backend));
   assert_string_equal(stats->backend(), "minimal");
   aotrun_host_api host = {.abi_version = AOTRUN_ABI_VERSION,

@@ -1,6 +1,8 @@
 /*
  * minimal_ext.h: the one extension the minimal test backend offers through
- * get_extension (ABI 1.1): "minimal.stats.v1", a static table.
+ * get_extension (ABI 1.1): "minimal.stats.v1", a static table. This is the
+ * extension's header for hosts; minimal_plugin.c declares the same layout
+ * (it is a one-file plugin), and the tests check struct_size against it.
  */
 #ifndef AOTRUN_MINIMAL_EXT_H
 #define AOTRUN_MINIMAL_EXT_H

@@ -31,7 +31,6 @@
 #include "testing/plugins/abi_1_0/aotrun_plugin_1_0.h"
 #else
 #include "plugin_api/aotrun_plugin.h"
-#include "testing/plugins/minimal_ext.h"
 #endif
 
 #ifndef MINIMAL_NAME
@@ -268,6 +267,16 @@ static const char *last_error(const aotrun_method *m) {
 }
 
 #if AOTRUN_ABI_VERSION_MINOR >= 1
+/* The extension "minimal.stats.v1". Its layout is also declared for hosts
+ * in testing/plugins/minimal_ext.h (this file stays a one-file plugin that
+ * needs only aotrun_plugin.h); the tests check that both agree. */
+#define MINIMAL_EXT_STATS_V1 "minimal.stats.v1"
+typedef struct minimal_stats_v1 {
+  uint32_t struct_size;
+  int64_t (*call_count)(const aotrun_method *method);
+  const char *(*backend)(void);
+} minimal_stats_v1;
+
 static int64_t stats_call_count(const aotrun_method *m) {
   return m ? m->calls : -1;
 }
