@@ -368,11 +368,12 @@ aotrun_status aotrun_method_runner_io_info(const aotrun_method_runner *r,
                             "method %s has %zu %ss, index %zu is out of range",
                             r->method, r->num_io[kind],
                             kind ? "output" : "input", index);
-  /* Fill only what the caller's (possibly older, smaller) struct holds. */
+  /* Fill only what the caller's (possibly older, smaller) struct holds and
+   * report that size: min(caller's, ours) (ABI 1.1). */
   aotrun_io_info info = r->io[kind][index];
   uint32_t caller_size = out->struct_size;
   size_t n = caller_size < sizeof info ? caller_size : sizeof info;
-  info.struct_size = caller_size;
+  info.struct_size = (uint32_t)n;
   memcpy(out, &info, n);
   return AOTRUN_OK;
 }

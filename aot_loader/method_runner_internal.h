@@ -48,19 +48,12 @@ static inline int runner_host_memory(DLDeviceType t) {
   return t == kDLCPU || t == kDLCUDAHost;
 }
 
-/* Row-major strides for shape, or 1 when strides is NULL / compact (size-1
- * dims may have any stride). */
+/* 1 when strides is NULL or row-major for shape (size-1 dims and tensors
+ * with a zero-size dim may have any strides): the ABI's rule, shared with
+ * the host library (aotrun_strides_are_row_major, aotrun_plugin.h). */
 static inline int runner_is_compact(int32_t ndim, const int64_t *shape,
-                      const int64_t *strides) {
-  if (strides == NULL) return 1;
-  int64_t expect = 1;
-  for (int32_t d = ndim - 1; d >= 0; d--) {
-    if (shape[d] != 1 && strides[d] != expect) return 0;
-    /* Sizes from a caller may be hostile: a product past INT64_MAX cannot
-     * be the stride of a real (compact) tensor. */
-    if (d > 0 && __builtin_mul_overflow(expect, shape[d], &expect)) return 0;
-  }
-  return 1;
+                                    const int64_t *strides) {
+  return aotrun_strides_are_row_major(ndim, shape, strides);
 }
 
 /* Byte size of a tensor of non-negative sizes: 1 and *bytes set when

@@ -58,8 +58,11 @@ typedef struct aotrun_backend aotrun_backend;
  *   AOTRUN_ERR_NOT_FOUND         no entry symbol (names the file and symbol).
  *   AOTRUN_ERR_VERSION_MISMATCH  the plugin refused the host's version, its
  *                                major differs ("plugin X has ABI 2.0, host
- *                                has 1.0"), or its table is smaller than the
- *                                v1.0 table.
+ *                                has 1.0"), its table is smaller than the
+ *                                v1.0 table, or larger than the table of
+ *                                the minor it declares (a newer minor: than
+ *                                AOTRUN_TABLE_MAX_SIZE); the message names
+ *                                the plugin, its version and both sizes.
  *   AOTRUN_ERR_INVALID_ARGUMENT  NULL table, a required member is NULL, or
  *                                an empty backend name.
  * *out is owned by the caller until aotrun_backend_close.
@@ -87,6 +90,12 @@ aotrun_status aotrun_backend_set_option(const aotrun_backend *backend,
  * next set_option on the backend). */
 aotrun_status aotrun_backend_get_option(const aotrun_backend *backend,
                                         const char *key, aotrun_option *out);
+/* The backend's extension `name` (its get_extension, ABI 1.1): a pointer
+ * owned by the plugin, valid while it is loaded, whose meaning the backend
+ * defines; NULL when the backend does not offer it, has no get_extension
+ * (a 1.0 table) or name is NULL. Sets no error. */
+void *aotrun_backend_get_extension(const aotrun_backend *backend,
+                                   const char *name);
 
 /* ---- the registry -------------------------------------------------------- */
 
@@ -130,13 +139,20 @@ aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
 /* Destroys the backend handle and the copies. Accepts NULL. */
 void aotrun_host_method_close(aotrun_host_method *method);
 
+/* Checks every tensor before the plugin sees it: rank 0..AOTRUN_MAX_DIMS,
+ * a shape array for rank > 0, and strides NULL or row-major
+ * (aotrun_strides_are_row_major; AOTRUN_ERR_NOT_SUPPORTED otherwise, the
+ * message naming the tensor as the backend's get_io_info names it). */
 aotrun_status aotrun_host_method_execute(aotrun_host_method *method,
                                          const DLTensor *inputs,
                                          size_t num_inputs, DLTensor *outputs,
                                          size_t num_outputs);
 aotrun_status aotrun_host_method_num_io(const aotrun_host_method *method,
                                         int32_t kind, size_t *count);
-/* Sets out->struct_size itself. */
+/* Sets out->struct_size itself, to sizeof(aotrun_io_info); on return it is
+ * what the plugin reported (ABI 1.1: min of both sizes). A plugin that
+ * reports more than the host's size or less than the 1.0 size is an
+ * AOTRUN_ERR_INTERNAL naming the backend. */
 aotrun_status aotrun_host_method_io_info(const aotrun_host_method *method,
                                          int32_t kind, size_t index,
                                          aotrun_io_info *out);

@@ -11,13 +11,19 @@
  * This header is self-contained: it includes only <stdint.h>, <stddef.h> and
  * <dlpack/dlpack.h>. A plugin needs nothing else from aotrun to be built.
  *
- * Versioning
- *   AOTRUN_ABI_VERSION packs major << 16 | minor. Within one major version,
- *   tables only grow by appending members at the end; every table starts with
- *   the frozen pair (abi_version, struct_size). A host built for minor M loads
- *   a plugin built for minor N (either order): the host calls a member only
- *   when the plugin's struct_size covers it (AOTRUN_TABLE_HAS) and the pointer
- *   is not NULL. A different major version is refused by both sides.
+ * Versioning (docs/plugin-abi.md section 2)
+ *   AOTRUN_ABI_VERSION packs major << 16 | minor; it is the version of this
+ *   header, which a table carries in abi_version and a host passes to the
+ *   entry symbol. Within one major version, tables only grow by appending
+ *   members at the end; every table starts with the frozen pair (abi_version,
+ *   struct_size). A minor version promises exactly the members listed under
+ *   its "members of version 1.N" boundary, at the offsets asserted below, and
+ *   AOTRUN_<TABLE>_SIZE_1_N is the size of the table up to the end of its
+ *   last member. A host built for minor M loads a plugin built for minor N
+ *   (either order): a caller uses a member only when the other side's
+ *   struct_size covers the member's last byte (AOTRUN_TABLE_HAS) and the
+ *   pointer is not NULL (AOTRUN_TABLE_CAN). A different major version is
+ *   refused by both sides.
  *
  * Ownership phrases used below
  *   "borrowed for the call": valid only until the function returns.
@@ -50,8 +56,11 @@ extern "C" {
 
 /* ---- versions ------------------------------------------------------------ */
 
+/* 1.0: the first release. 1.1: aotrun_backend_api.get_extension appended;
+ * io_info's struct_size reported back as min(caller size, plugin size);
+ * the layout asserts, size constants and DLPack pins below. */
 #define AOTRUN_ABI_VERSION_MAJOR 1
-#define AOTRUN_ABI_VERSION_MINOR 0
+#define AOTRUN_ABI_VERSION_MINOR 1
 #define AOTRUN_MAKE_VERSION(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xFFFFu)))
 #define AOTRUN_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -59,10 +68,103 @@ extern "C" {
 #define AOTRUN_ABI_VERSION \
   AOTRUN_MAKE_VERSION(AOTRUN_ABI_VERSION_MAJOR, AOTRUN_ABI_VERSION_MINOR)
 
-/* True when a table of struct_size bytes contains member `field` of `type`. */
-#define AOTRUN_TABLE_HAS(table, type, field) \
-  ((table)->struct_size >=                   \
-   offsetof(type, field) + sizeof(((type *)0)->field))
+/* Offset of the first byte after `member` of `type`. */
+#define AOTRUN_MEMBER_END(type, member) \
+  (offsetof(type, member) + sizeof(((type *)0)->member))
+
+/*
+ * AOTRUN_TABLE_HAS(table, member): true when the struct_size of `table` (a
+ * pointer to any struct that starts with, or has, a uint32_t struct_size)
+ * covers the LAST byte of `member`. Testing the member's end, never sizeof
+ * or the member's start, is what keeps a member appended into an older
+ * struct's tail padding from being read. Nothing outside the frozen
+ * struct_size is read: the member's offset is computed, not loaded.
+ * `table` is evaluated more than once.
+ *
+ * AOTRUN_TABLE_HAS(table, type, member), the 1.0 spelling, still works.
+ */
+#define AOTRUN_TABLE_HAS_2_(table, member)                                \
+  ((size_t)((const char *)&(table)->member - (const char *)(table)) +    \
+       sizeof((table)->member) <=                                         \
+   (size_t)(table)->struct_size)
+#define AOTRUN_TABLE_HAS_3_(table, type, member) \
+  (AOTRUN_MEMBER_END(type, member) <= (size_t)(table)->struct_size)
+#define AOTRUN_PICK_3_(a, b, c, name, ...) name
+#define AOTRUN_EXPAND_(x) x
+#define AOTRUN_TABLE_HAS(...)                                            \
+  AOTRUN_EXPAND_(AOTRUN_PICK_3_(__VA_ARGS__, AOTRUN_TABLE_HAS_3_,        \
+                                AOTRUN_TABLE_HAS_2_, unused)(__VA_ARGS__))
+
+/* AOTRUN_TABLE_CAN(table, member): the table holds `member` (a function
+ * pointer) and it is not NULL: the gate before every optional call. */
+#define AOTRUN_TABLE_CAN(table, member) \
+  (AOTRUN_TABLE_HAS_2_(table, member) && (table)->member != NULL)
+
+/* ---- DLPack: the version the ABI uses ------------------------------------ */
+
+/*
+ * Tensors cross the boundary as DLPack 0.6 DLTensor / DLDevice / DLDataType
+ * (Debian's libdlpack-dev 0.6 ships <dlpack/dlpack.h> with DLPACK_VERSION
+ * 60). Their layout is unchanged in DLPack 0.7 to 1.x, so a plugin may build
+ * against any of those headers; the asserts below check the layout. The
+ * DLPack 1.x managed/versioned structs are not used by ABI 1.x.
+ */
+#define AOTRUN_DLPACK_MAJOR 0
+#define AOTRUN_DLPACK_MINOR 6
+#if defined(DLPACK_MAJOR_VERSION)
+/* DLPack >= 1.0: same DLTensor layout. */
+#elif defined(DLPACK_VERSION)
+#if DLPACK_VERSION < 60
+#error "aotrun_plugin.h needs <dlpack/dlpack.h> 0.6 or newer"
+#endif
+#else
+#error "<dlpack/dlpack.h> defines no version: not a DLPack header"
+#endif
+
+/*
+ * dtype codes newer than DLPack 0.6, with the numbers DLPack later gave them
+ * (bool from 0.8, float8 from 1.1). An ABI dtype is {code, bits, lanes}:
+ *   bool        {AOTRUN_DL_BOOL, 8, 1}   (one byte, 0 or 1)
+ *   bfloat16    {kDLBfloat, 16, 1}
+ *   float8_*    {AOTRUN_DL_FLOAT8_*, 8, 1}
+ * and kDLInt / kDLUInt / kDLFloat / kDLComplex as in DLPack 0.6.
+ */
+#define AOTRUN_DL_BOOL 6u
+#define AOTRUN_DL_FLOAT8_E4M3FN 10u
+#define AOTRUN_DL_FLOAT8_E4M3FNUZ 11u
+#define AOTRUN_DL_FLOAT8_E5M2 12u
+#define AOTRUN_DL_FLOAT8_E5M2FNUZ 13u
+
+/*
+ * Strides. A DLTensor's `strides` may be NULL, which means compact row-major
+ * (DLPack's own rule). When not NULL it must equal the compact row-major
+ * strides, except that a dim of size 1 may have any stride and a tensor with
+ * a zero-size dim may have any strides. Other layouts (transposed, sliced,
+ * broadcast) are not part of ABI 1.x: the host library refuses them before
+ * execute with AOTRUN_ERR_NOT_SUPPORTED, and a plugin may do the same.
+ * Returns 1 when (ndim, shape, strides) satisfies this rule, 0 otherwise
+ * (also for a negative size, a NULL shape of rank > 0, or strides whose
+ * row-major products would overflow int64).
+ */
+static inline int aotrun_strides_are_row_major(int32_t ndim,
+                                               const int64_t *shape,
+                                               const int64_t *strides) {
+  if (strides == NULL) return 1;
+  if (ndim < 0 || (ndim > 0 && shape == NULL)) return 0;
+  for (int32_t d = 0; d < ndim; d++) {
+    if (shape[d] < 0) return 0;
+    if (shape[d] == 0) return 1; /* empty: strides are never used */
+  }
+  int64_t expect = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    if (shape[d] != 1 && strides[d] != expect) return 0;
+    if (d > 0) {
+      if (expect > INT64_MAX / shape[d]) return 0;
+      expect *= shape[d];
+    }
+  }
+  return 1;
+}
 
 /* ---- status codes -------------------------------------------------------- */
 
@@ -135,7 +237,13 @@ typedef struct aotrun_key_value {
 #define AOTRUN_OPTION_INT 2
 #define AOTRUN_OPTION_STRING 3
 
-/* A typed option value for set_option/get_option. */
+/*
+ * A typed option value for set_option/get_option. Its layout is frozen at
+ * 1.0 (AOTRUN_OPTION_SIZE_1_0) and it never grows: get_option writes
+ * exactly sizeof(aotrun_option), which is the same in every 1.x build. A
+ * typed value that needs more room will come as a new struct that starts
+ * with a struct_size, through new table members.
+ */
 typedef struct aotrun_option {
   const char *key;     /* borrowed for the call */
   int32_t type;        /* AOTRUN_OPTION_* */
@@ -154,9 +262,17 @@ typedef struct aotrun_option {
 #define AOTRUN_MAX_DIMS 16
 #define AOTRUN_DYNAMIC_DIM (-1)
 
-/* What a method declares for one input or output. Filled by get_io_info. */
+/*
+ * What a method declares for one input or output. Filled by get_io_info.
+ * The caller sets struct_size to the size of its struct (sizeof in its
+ * build) and zeroes the rest; the plugin writes at most
+ * min(caller struct_size, its own sizeof) bytes and, from 1.1 on, sets
+ * struct_size to that minimum (a 1.0 plugin leaves the caller's value). A
+ * caller reads a member added after 1.0 only if AOTRUN_TABLE_HAS(info,
+ * member). Every member below is 1.0 (AOTRUN_IO_INFO_SIZE_1_0).
+ */
 typedef struct aotrun_io_info {
-  uint32_t struct_size; /* set by the caller to sizeof(aotrun_io_info) */
+  uint32_t struct_size; /* in: the caller's size; out: min(caller, plugin) */
   int32_t ndim;         /* rank, 0..AOTRUN_MAX_DIMS */
   const char *name;     /* owned by the method handle, valid while it lives */
   DLDataType dtype;
@@ -229,8 +345,146 @@ typedef struct aotrun_backend_api {
    * the same handle (or thread). Never NULL: "" when there was no error. */
   const char *(*last_error)(const aotrun_method *method);
 
-  /* ---- end of version 1.0: new members are appended below ---- */
+  /* ---- end of version 1.0 (AOTRUN_BACKEND_API_SIZE_1_0) ---- */
+  /* ---- members of version 1.1 ---- */
+
+  /* Optional (NULL, or a table of 1.0 size: the backend has no
+   * extensions). Returns the backend-specific entry point or extension
+   * table called `name`, or NULL when the backend does not offer it. What
+   * the pointer points to (a function, cast back by the caller, or better a
+   * static struct that starts with a uint32_t struct_size) is defined by
+   * the backend that names it; a name's contract never changes, a changed
+   * contract gets a new name. Names are "<backend>.<what>.v<N>", e.g.
+   * "minimal.stats.v1". `name` is borrowed for the call; the result is
+   * owned by the plugin and valid until the library is unloaded.
+   * Thread-safe; creates no device context. @since 1.1 */
+  void *(*get_extension)(const char *name);
+
+  /* ---- end of version 1.1 (AOTRUN_BACKEND_API_SIZE_1_1): new members are
+   * appended below ---- */
 } aotrun_backend_api;
+
+/* ---- sizes of each version, and the layout asserts ----------------------- */
+
+/*
+ * The size of each released table up to the end of its last member, in
+ * terms of the pointer size (P) so it holds on 32- and 64-bit targets. A
+ * host refuses a table smaller than AOTRUN_BACKEND_API_SIZE_1_0, and a
+ * table larger than the size of the minor it declares (when the host knows
+ * that minor) or than AOTRUN_TABLE_MAX_SIZE (a newer minor).
+ */
+#define AOTRUN_PTR_SIZE_ sizeof(void *)
+#define AOTRUN_BACKEND_API_SIZE_1_0 ((size_t)8 + 10 * AOTRUN_PTR_SIZE_)
+#define AOTRUN_BACKEND_API_SIZE_1_1 ((size_t)8 + 11 * AOTRUN_PTR_SIZE_)
+#define AOTRUN_BACKEND_API_SIZE AOTRUN_BACKEND_API_SIZE_1_1 /* this header */
+#define AOTRUN_HOST_API_SIZE_1_0 ((size_t)8 + 6 * AOTRUN_PTR_SIZE_)
+#define AOTRUN_HOST_API_SIZE AOTRUN_HOST_API_SIZE_1_0 /* unchanged in 1.1 */
+/* Upper bound of any table of any 1.x minor (511 pointers on 64-bit). */
+#define AOTRUN_TABLE_MAX_SIZE ((size_t)4096)
+
+/* In-struct alignment of int64_t (4 on i386, 8 on most other targets). */
+typedef struct aotrun_align_i64_ {
+  char c;
+  int64_t v;
+} aotrun_align_i64_;
+#define AOTRUN_I64_ALIGN_ offsetof(aotrun_align_i64_, v)
+#define AOTRUN_ALIGN_UP_(n, a) (((size_t)(n) + (a)-1) / (a) * (a))
+#define AOTRUN_MAX_(a, b) ((a) > (b) ? (a) : (b))
+
+/* aotrun_io_info and aotrun_option (1.0): shape / int_value at the next
+ * int64_t boundary; the struct rounded up to its alignment. */
+#define AOTRUN_IO_INFO_SHAPE_OFFSET_ \
+  AOTRUN_ALIGN_UP_(12 + AOTRUN_PTR_SIZE_, AOTRUN_I64_ALIGN_)
+#define AOTRUN_IO_INFO_SIZE_1_0                                    \
+  AOTRUN_ALIGN_UP_(AOTRUN_IO_INFO_SHAPE_OFFSET_ + 8 * AOTRUN_MAX_DIMS, \
+                   AOTRUN_MAX_(AOTRUN_PTR_SIZE_, AOTRUN_I64_ALIGN_))
+#define AOTRUN_OPTION_INT_OFFSET_ \
+  AOTRUN_ALIGN_UP_(AOTRUN_PTR_SIZE_ + 8, AOTRUN_I64_ALIGN_)
+#define AOTRUN_OPTION_SIZE_1_0                                       \
+  AOTRUN_ALIGN_UP_(AOTRUN_OPTION_INT_OFFSET_ + 8 + AOTRUN_PTR_SIZE_, \
+                   AOTRUN_MAX_(AOTRUN_PTR_SIZE_, AOTRUN_I64_ALIGN_))
+
+#ifdef __cplusplus
+#define AOTRUN_STATIC_ASSERT_(c, m) static_assert(c, m)
+#else
+#define AOTRUN_STATIC_ASSERT_(c, m) _Static_assert(c, m)
+#endif
+#define AOTRUN_ASSERT_AT_(type, member, offset)                \
+  AOTRUN_STATIC_ASSERT_(offsetof(type, member) == (offset),    \
+                        "aotrun ABI: " #type "." #member       \
+                        " moved: this header does not match the ABI")
+
+/* The frozen layouts. A plugin or host built with an edited or mismatched
+ * header fails here at compile time instead of at run time. */
+#define AOTRUN_P_ AOTRUN_PTR_SIZE_
+AOTRUN_ASSERT_AT_(aotrun_backend_api, abi_version, 0);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, struct_size, 4);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_name, 8);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, is_available, 8 + 1 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, init, 8 + 2 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, execute, 8 + 3 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, destroy, 8 + 4 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, set_option, 8 + 5 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_option, 8 + 6 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_num_io, 8 + 7 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_io_info, 8 + 8 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, last_error, 8 + 9 * AOTRUN_P_);
+AOTRUN_STATIC_ASSERT_(AOTRUN_MEMBER_END(aotrun_backend_api, last_error) ==
+                          AOTRUN_BACKEND_API_SIZE_1_0,
+                      "aotrun ABI: backend table 1.0 size");
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_extension, 8 + 10 * AOTRUN_P_);
+AOTRUN_STATIC_ASSERT_(AOTRUN_MEMBER_END(aotrun_backend_api, get_extension) ==
+                          AOTRUN_BACKEND_API_SIZE_1_1,
+                      "aotrun ABI: backend table 1.1 size");
+AOTRUN_STATIC_ASSERT_(sizeof(aotrun_backend_api) == AOTRUN_BACKEND_API_SIZE &&
+                          AOTRUN_BACKEND_API_SIZE <= AOTRUN_TABLE_MAX_SIZE,
+                      "aotrun ABI: the backend table ends at its last member");
+
+AOTRUN_ASSERT_AT_(aotrun_host_api, abi_version, 0);
+AOTRUN_ASSERT_AT_(aotrun_host_api, struct_size, 4);
+AOTRUN_ASSERT_AT_(aotrun_host_api, ctx, 8);
+AOTRUN_ASSERT_AT_(aotrun_host_api, log, 8 + 1 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_host_api, get_named_data, 8 + 2 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_host_api, release_named_data, 8 + 3 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_host_api, alloc, 8 + 4 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_host_api, free, 8 + 5 * AOTRUN_P_);
+AOTRUN_STATIC_ASSERT_(AOTRUN_MEMBER_END(aotrun_host_api, free) ==
+                              AOTRUN_HOST_API_SIZE_1_0 &&
+                          sizeof(aotrun_host_api) == AOTRUN_HOST_API_SIZE,
+                      "aotrun ABI: host table 1.0 size");
+
+AOTRUN_ASSERT_AT_(aotrun_key_value, key, 0);
+AOTRUN_ASSERT_AT_(aotrun_key_value, value, AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_option, key, 0);
+AOTRUN_ASSERT_AT_(aotrun_option, type, AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_option, bool_value, AOTRUN_P_ + 4);
+AOTRUN_ASSERT_AT_(aotrun_option, int_value, AOTRUN_OPTION_INT_OFFSET_);
+AOTRUN_ASSERT_AT_(aotrun_option, string_value, AOTRUN_OPTION_INT_OFFSET_ + 8);
+AOTRUN_STATIC_ASSERT_(sizeof(aotrun_option) == AOTRUN_OPTION_SIZE_1_0,
+                      "aotrun ABI: aotrun_option is frozen at its 1.0 size");
+AOTRUN_ASSERT_AT_(aotrun_io_info, struct_size, 0);
+AOTRUN_ASSERT_AT_(aotrun_io_info, ndim, 4);
+AOTRUN_ASSERT_AT_(aotrun_io_info, name, 8);
+AOTRUN_ASSERT_AT_(aotrun_io_info, dtype, 8 + AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_io_info, shape, AOTRUN_IO_INFO_SHAPE_OFFSET_);
+AOTRUN_STATIC_ASSERT_(sizeof(aotrun_io_info) == AOTRUN_IO_INFO_SIZE_1_0,
+                      "aotrun ABI: io_info 1.0 size");
+
+/* DLPack 0.6 layout (unchanged through 1.x). */
+AOTRUN_STATIC_ASSERT_(sizeof(DLDataType) == 4 && sizeof(DLDevice) == 8,
+                      "aotrun ABI: DLDataType / DLDevice size");
+AOTRUN_ASSERT_AT_(DLDataType, bits, 1);
+AOTRUN_ASSERT_AT_(DLDataType, lanes, 2);
+AOTRUN_ASSERT_AT_(DLDevice, device_id, 4);
+AOTRUN_ASSERT_AT_(DLTensor, data, 0);
+AOTRUN_ASSERT_AT_(DLTensor, device, AOTRUN_P_);
+AOTRUN_ASSERT_AT_(DLTensor, ndim, AOTRUN_P_ + 8);
+AOTRUN_ASSERT_AT_(DLTensor, dtype, AOTRUN_P_ + 12);
+AOTRUN_ASSERT_AT_(DLTensor, shape, AOTRUN_P_ + 16);
+AOTRUN_ASSERT_AT_(DLTensor, strides, 2 * AOTRUN_P_ + 16);
+AOTRUN_ASSERT_AT_(DLTensor, byte_offset,
+                  AOTRUN_ALIGN_UP_(3 * AOTRUN_P_ + 16, AOTRUN_I64_ALIGN_));
+#undef AOTRUN_P_
 
 /* ---- the entry symbol ---------------------------------------------------- */
 

@@ -78,3 +78,9 @@ aotrun_status aotrun_backend_get_option(const aotrun_backend *b,
                           "backend '%s': get_option '%s' failed: %s", b->name,
                           key, why != NULL ? why : "");
 }
+
+void *aotrun_backend_get_extension(const aotrun_backend *b, const char *name) {
+  if (b == NULL || name == NULL || !AOTRUN_BACKEND_CAN(b, get_extension))
+    return NULL;
+  return b->api->get_extension(name);
+}

@@ -11,10 +11,9 @@ struct aotrun_backend {
   const aotrun_backend_api *api; /* validated, owned by the plugin */
 };
 
-/* True when the plugin's table holds `field` and it is not NULL: every
- * call into a plugin goes through this gate. */
-#define AOTRUN_BACKEND_CAN(b, field) \
-  (AOTRUN_TABLE_HAS((b)->api, aotrun_backend_api, field) && \
-   (b)->api->field != NULL)
+/* True when the plugin's table holds `field` (its struct_size covers the
+ * member's last byte) and it is not NULL: every call into a plugin goes
+ * through this gate (AOTRUN_TABLE_CAN of the public header). */
+#define AOTRUN_BACKEND_CAN(b, field) AOTRUN_TABLE_CAN((b)->api, field)
 
 #endif /* AOTRUN_BACKEND_INTERNAL_H */

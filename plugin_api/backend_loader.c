@@ -42,6 +42,38 @@ static const char *missing_member(const aotrun_backend_api *t) {
   return NULL;
 }
 
+/* struct_size must hold the required 1.0 members and be no larger than
+ * the table of the minor it declares: a 1.0 table claiming more bytes
+ * would make the host read members (1.1's get_extension) that the plugin
+ * never had. A minor newer than this host is bounded by
+ * AOTRUN_TABLE_MAX_SIZE; the host reads only the members it knows. */
+static aotrun_status check_table_size(const char *path,
+                                      const aotrun_backend_api *t) {
+  uint32_t v = t->abi_version;
+  unsigned major = AOTRUN_VERSION_MAJOR(v), minor = AOTRUN_VERSION_MINOR(v);
+  size_t size = t->struct_size;
+  if (size < AOTRUN_BACKEND_API_SIZE_1_0)
+    return aotrun_host_fail(
+        AOTRUN_ERR_VERSION_MISMATCH,
+        "plugin %s (ABI %u.%u): backend table is %zu bytes, ABI 1.0 needs at "
+        "least %zu",
+        path, major, minor, size, (size_t)AOTRUN_BACKEND_API_SIZE_1_0);
+  size_t max = aotrun_backend_api_size_of_minor(minor);
+  if (max != 0 && size > max)
+    return aotrun_host_fail(
+        AOTRUN_ERR_VERSION_MISMATCH,
+        "plugin %s (ABI %u.%u): backend table is %zu bytes, but the table of "
+        "ABI %u.%u is at most %zu bytes",
+        path, major, minor, size, major, minor, max);
+  if (max == 0 && size > AOTRUN_TABLE_MAX_SIZE)
+    return aotrun_host_fail(
+        AOTRUN_ERR_VERSION_MISMATCH,
+        "plugin %s (ABI %u.%u): backend table is %zu bytes, a table of any "
+        "ABI 1.x is at most %zu bytes",
+        path, major, minor, size, (size_t)AOTRUN_TABLE_MAX_SIZE);
+  return AOTRUN_OK;
+}
+
 /* Checks what the entry symbol returned; on failure sets the last error. */
 static aotrun_status check_table(const char *path, uint32_t host,
                                  const aotrun_backend_api *t) {
@@ -56,13 +88,8 @@ static aotrun_status check_table(const char *path, uint32_t host,
                             AOTRUN_VERSION_MAJOR(v), AOTRUN_VERSION_MINOR(v),
                             AOTRUN_VERSION_MAJOR(host),
                             AOTRUN_VERSION_MINOR(host));
-  if (t->struct_size < AOTRUN_BACKEND_API_V1_0_SIZE)
-    return aotrun_host_fail(
-        AOTRUN_ERR_VERSION_MISMATCH,
-        "plugin %s (ABI %u.%u): backend table is %u bytes, ABI 1.0 needs at "
-        "least %zu",
-        path, AOTRUN_VERSION_MAJOR(v), AOTRUN_VERSION_MINOR(v),
-        (unsigned)t->struct_size, (size_t)AOTRUN_BACKEND_API_V1_0_SIZE);
+  aotrun_status s = check_table_size(path, t);
+  if (s != AOTRUN_OK) return s;
   const char *missing = missing_member(t);
   if (missing != NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,

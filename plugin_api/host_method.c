@@ -135,6 +135,50 @@ void aotrun_host_method_close(aotrun_host_method *m) {
   free(m);
 }
 
+static const char *kind_name(int32_t kind);
+
+/* The name get_io_info gives tensor `index` of `kind`, or "?" (only on the
+ * error path: the checks below need no plugin call when they pass). */
+static const char *io_name(const aotrun_host_method *m, int32_t kind,
+                           size_t index, aotrun_io_info *info) {
+  memset(info, 0, sizeof *info);
+  info->struct_size = sizeof *info;
+  if (!AOTRUN_BACKEND_CAN(m->backend, get_io_info) ||
+      m->backend->api->get_io_info(m->handle, kind, index, info) !=
+          AOTRUN_OK ||
+      info->name == NULL)
+    return "?";
+  return info->name;
+}
+
+/* What the ABI asks of every tensor (aotrun_plugin.h, "Strides"). */
+static aotrun_status check_tensors(const aotrun_host_method *m, int32_t kind,
+                                   const DLTensor *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    aotrun_io_info info;
+    if (t[i].ndim < 0 || t[i].ndim > AOTRUN_MAX_DIMS)
+      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                              "backend '%s': %s %zu (%s) has rank %d (0..%d)",
+                              m->backend->name, kind_name(kind), i,
+                              io_name(m, kind, i, &info), (int)t[i].ndim,
+                              AOTRUN_MAX_DIMS);
+    if (t[i].ndim > 0 && t[i].shape == NULL)
+      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                              "backend '%s': %s %zu (%s) has %d dims but no "
+                              "shape array",
+                              m->backend->name, kind_name(kind), i,
+                              io_name(m, kind, i, &info), (int)t[i].ndim);
+    if (!aotrun_strides_are_row_major(t[i].ndim, t[i].shape, t[i].strides))
+      return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                              "backend '%s': %s %zu (%s) is not contiguous "
+                              "(row-major strides are required; NULL strides "
+                              "mean row-major)",
+                              m->backend->name, kind_name(kind), i,
+                              io_name(m, kind, i, &info));
+  }
+  return AOTRUN_OK;
+}
+
 aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
                                          const DLTensor *inputs,
                                          size_t num_inputs, DLTensor *outputs,
@@ -146,7 +190,11 @@ aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
   if (!AOTRUN_BACKEND_CAN(m->backend, execute))
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                             "backend '%s' has no execute", m->backend->name);
-  aotrun_status s = m->backend->api->execute(m->handle, inputs, num_inputs,
+  aotrun_status s = check_tensors(m, AOTRUN_IO_INPUT, inputs, num_inputs);
+  if (s == AOTRUN_OK)
+    s = check_tensors(m, AOTRUN_IO_OUTPUT, outputs, num_outputs);
+  if (s != AOTRUN_OK) return s;
+  s = m->backend->api->execute(m->handle, inputs, num_inputs,
                                              outputs, num_outputs);
   return s == AOTRUN_OK ? s : call_failed(m->backend, m->handle, "execute", s);
 }
@@ -206,6 +254,16 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *m,
                      plugin_error(m->backend, m->handle));
     return aotrun_host_known_status(s);
   }
+  /* 1.1 plugins report min(our size, theirs); 1.0 plugins leave ours. */
+  if (out->struct_size > sizeof *out ||
+      out->struct_size < AOTRUN_IO_INFO_SIZE_1_0)
+    return aotrun_host_fail(AOTRUN_ERR_INTERNAL,
+                            "backend '%s': get_io_info of %s %zu reported "
+                            "struct_size %u; the host passed %zu and ABI 1.0 "
+                            "needs %zu",
+                            m->backend->name, kind_name(kind), index,
+                            (unsigned)out->struct_size, sizeof *out,
+                            (size_t)AOTRUN_IO_INFO_SIZE_1_0);
   if (out->ndim < 0 || out->ndim > AOTRUN_MAX_DIMS)
     return aotrun_host_fail(AOTRUN_ERR_INTERNAL,
                             "backend '%s': %s %zu has rank %d (max %d)",

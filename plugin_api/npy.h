@@ -19,9 +19,8 @@
 extern "C" {
 #endif
 
-/* DLPack 0.6 has no bool type code; this is kDLBool of DLPack >= 0.8
- * ({6, 8, 1} is a one-byte bool). */
-#define AOTRUN_DL_BOOL 6u
+/* bool is {AOTRUN_DL_BOOL, 8, 1}: AOTRUN_DL_BOOL (DLPack >= 0.8's kDLBool)
+ * is pinned in aotrun_plugin.h. */
 
 typedef struct aotrun_npy {
   DLDataType dtype;

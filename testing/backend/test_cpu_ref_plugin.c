@@ -265,6 +265,38 @@ static void test_input_validation_messages(void **state) {
   assert_int_equal(t.y_shape[0], 2); /* the real size is written back */
 }
 
+/* ABI 1.1 strides rule (aotrun_plugin.h, shared with the host library):
+ * NULL or row-major, size-1 dims any stride; anything else NOT_SUPPORTED. */
+static void test_strides_rule(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 2); /* NULL strides: row-major */
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  make_call(&t, 2, 2);
+  int64_t row[2] = {4, 1};
+  t.in[0].strides = row;
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  make_call(&t, 1, 1);
+  int64_t one_row[2] = {99, 1}; /* a size-1 dim may have any stride */
+  t.in[0].strides = one_row;
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  make_call(&t, 2, 2);
+  int64_t padded[2] = {8, 1}; /* rows of a wider buffer: not compact */
+  t.in[0].strides = padded;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(c->api->last_error(c->method),
+                      "input 0 (x) is not contiguous (row-major strides are "
+                      "required)");
+  make_call(&t, 2, 2);
+  int64_t out_t[2] = {1, 2}; /* a transposed output */
+  t.out[0].strides = out_t;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_NOT_SUPPORTED);
+  /* The same rule as the host's check. */
+  assert_false(aotrun_strides_are_row_major(2, t.y_shape, out_t));
+  assert_true(aotrun_strides_are_row_major(2, t.y_shape, NULL));
+}
+
 static void test_model_failure_reported(void **state) {
   ctx *c = *state;
   init_forward(c);
@@ -518,6 +550,7 @@ int main(int argc, char **argv) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_identity, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strides_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fixture_end_to_end, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_output_size_written, setup,
                                       teardown),

@@ -50,7 +50,7 @@ expect 1 "plugins: unknown option '--input'" "$AOTRUN" plugins --input x
 
 # ---- plugin errors: 2
 expect 2 "does not export aotrun_plugin_get_api" "$AOTRUN" plugins --plugin "$NOTPLUGIN"
-expect 0 $'minimal\tABI 1.0\tavailable' "$AOTRUN" plugins --plugin "$MIN"
+expect 0 $'minimal\tABI 1.1\tavailable' "$AOTRUN" plugins --plugin "$MIN"
 expect 0 $'unavailable: no scaling hardware (test variant)' \
   "$AOTRUN" plugins --plugin "$UNAV"
 expect 2 "cannot load plugin $PROGRAM/manifest.json" \

@@ -100,6 +100,82 @@ static void test_execute_and_io_info(void **state) {
   aotrun_registry_destroy(r);
 }
 
+/* The host checks every tensor before execute (ABI 1.1 strides rule). */
+static void test_execute_checks_tensors(void **state) {
+  (void)state;
+  aotrun_registry *r = load_both();
+  aotrun_host_method *m = open_on(r, "minimal", "2");
+  vec3 v;
+  vec3_init(&v, 1, 2, 3);
+  int64_t unit[1] = {1};
+  v.x.strides = unit; /* explicit row-major: same as NULL */
+  run(m, &v);
+  assert_float_equal(v.out[2], 6.0f, 0);
+  int64_t two[1] = {2};
+  v.x.strides = two; /* every other element: not row-major */
+  assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(aotrun_host_last_error(),
+                      "backend 'minimal': input 0 (x) is not contiguous "
+                      "(row-major strides are required; NULL strides mean "
+                      "row-major)");
+  vec3_init(&v, 1, 2, 3);
+  v.y.strides = two;
+  assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_contains(aotrun_host_last_error(), "output 0 (y) is not contiguous");
+  vec3_init(&v, 1, 2, 3);
+  v.x.shape = NULL;
+  assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(aotrun_host_last_error(),
+                      "backend 'minimal': input 0 (x) has 1 dims but no "
+                      "shape array");
+  vec3_init(&v, 1, 2, 3);
+  v.y.ndim = AOTRUN_MAX_DIMS + 1;
+  assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_contains(aotrun_host_last_error(), "output 0 (y) has rank 17");
+  /* Zero-size: any strides (never used). */
+  vec3_init(&v, 1, 2, 3);
+  v.in_shape[0] = 0;
+  int64_t odd[1] = {7};
+  v.x.strides = odd;
+  run(m, &v);
+  assert_int_equal(v.out_shape[0], 0);
+  aotrun_host_method_close(m);
+  aotrun_registry_destroy(r);
+}
+
+/* ABI 1.1: get_io_info writes and reports min(caller size, plugin size). */
+static void test_io_info_reports_min_size(void **state) {
+  (void)state;
+  aotrun_registry *r = load_both();
+  aotrun_host_method *m = open_on(r, "minimal", "2");
+  aotrun_io_info info;
+  assert_int_equal(aotrun_host_method_io_info(m, AOTRUN_IO_INPUT, 0, &info),
+                   AOTRUN_OK);
+  assert_int_equal(info.struct_size, sizeof info);
+  /* An older, smaller caller: nothing past its size is written. */
+  const aotrun_backend_api *t =
+      aotrun_backend_table(aotrun_host_method_backend(m));
+  unsigned char buf[sizeof(aotrun_io_info) + 16];
+  memset(buf, 0xAB, sizeof buf);
+  aotrun_io_info *small = (aotrun_io_info *)(void *)buf;
+  uint32_t size = (uint32_t)AOTRUN_MEMBER_END(aotrun_io_info, dtype);
+  small->struct_size = size;
+  aotrun_method *h = NULL;
+  aotrun_host_api host = g_host;
+  assert_int_equal(t->init(&host, "2", 1, NULL, 0, &h), AOTRUN_OK);
+  assert_int_equal(t->get_io_info(h, AOTRUN_IO_OUTPUT, 0, small), AOTRUN_OK);
+  assert_int_equal(small->struct_size, size);
+  assert_string_equal(small->name, "y");
+  for (size_t i = size; i < sizeof buf; i++) assert_int_equal(buf[i], 0xAB);
+  t->destroy(h);
+  aotrun_host_method_close(m);
+  aotrun_registry_destroy(r);
+}
+
 static void test_options(void **state) {
   (void)state;
   aotrun_registry *r = load_both();
@@ -351,6 +427,8 @@ int main(int argc, char **argv) {
   test_paths_init(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_execute_and_io_info),
+      cmocka_unit_test(test_execute_checks_tensors),
+      cmocka_unit_test(test_io_info_reports_min_size),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_swap_between_calls),
       cmocka_unit_test(test_failed_swap_keeps_old_backend),

@@ -7,6 +7,7 @@
 
 #include "plugin_api/aotrun_host.h"
 #include "testing/host/test_paths.h"
+#include "testing/plugins/minimal_ext.h"
 
 #define V(major, minor) AOTRUN_MAKE_VERSION(major, minor)
 
@@ -60,23 +61,168 @@ static void test_newer_minor_plugin_accepted(void **state) {
 
 static void test_older_minor_plugin_accepted(void **state) {
   (void)state;
-  /* A v1.0 plugin loaded by a (simulated) 1.1 host. */
+  /* A v1.0 table loaded by this 1.1 host. */
   aotrun_backend *b = open_ok("libminimal_plugin_older_minor.so", V(1, 1));
   assert_string_equal(aotrun_backend_name(b), "minimal_older");
+  assert_int_equal(aotrun_backend_abi_version(b), V(1, 0));
   const aotrun_backend_api *t = aotrun_backend_table(b);
   assert_int_equal(t->struct_size,
                    offsetof(aotrun_backend_api, last_error) + sizeof(void *));
+  assert_int_equal(t->struct_size, AOTRUN_BACKEND_API_SIZE_1_0);
+  /* Its get_extension pointer is set in memory but outside struct_size:
+   * the host never reads it. */
+  assert_non_null(t->get_extension);
+  assert_false(AOTRUN_TABLE_HAS(t, get_extension));
+  assert_false(AOTRUN_TABLE_CAN(t, get_extension));
+  assert_null(aotrun_backend_get_extension(b, MINIMAL_EXT_STATS_V1));
   aotrun_backend_close(b);
   /* And the plain plugin with a host of a newer minor. */
   b = open_ok("libminimal_plugin.so", V(1, 7));
   aotrun_backend_close(b);
 }
 
+/* A plugin compiled against the frozen 1.0 header, in this 1.1 host. */
+static void test_genuine_1_0_plugin(void **state) {
+  (void)state;
+  aotrun_registry *r = NULL;
+  assert_int_equal(aotrun_registry_create(&r), AOTRUN_OK);
+  const aotrun_backend *b = NULL;
+  assert_int_equal(
+      aotrun_registry_load(r, test_path("libminimal_plugin_abi_1_0.so"), &b),
+      AOTRUN_OK);
+  assert_int_equal(aotrun_backend_abi_version(b), V(1, 0));
+  assert_int_equal(aotrun_backend_table(b)->struct_size,
+                   AOTRUN_BACKEND_API_SIZE_1_0);
+  assert_null(aotrun_backend_get_extension(b, MINIMAL_EXT_STATS_V1));
+  /* Every 1.0 call works: init, io_info, options, execute, destroy. */
+  aotrun_host_api host = {.abi_version = AOTRUN_ABI_VERSION,
+                          .struct_size = sizeof host};
+  aotrun_host_method *m = NULL;
+  assert_int_equal(aotrun_host_method_open(r, "minimal_1_0", &host, "3", 1,
+                                           NULL, 0, &m),
+                   AOTRUN_OK);
+  aotrun_io_info info;
+  assert_int_equal(aotrun_host_method_io_info(m, AOTRUN_IO_INPUT, 0, &info),
+                   AOTRUN_OK);
+  assert_string_equal(info.name, "x");
+  /* A 1.0 plugin leaves the caller's struct_size. */
+  assert_int_equal(info.struct_size, sizeof info);
+  aotrun_option off = {.key = "offset", .type = AOTRUN_OPTION_INT,
+                       .int_value = 1};
+  assert_int_equal(aotrun_host_method_set_option(m, &off), AOTRUN_OK);
+  float x[2] = {1, 2}, y[2] = {0};
+  int64_t xs[1] = {2}, ys[1] = {2};
+  DLTensor in = {x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, xs, NULL, 0};
+  DLTensor out = {y, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, ys, NULL, 0};
+  assert_int_equal(aotrun_host_method_execute(m, &in, 1, &out, 1), AOTRUN_OK);
+  assert_float_equal(y[0], 4.0f, 0);
+  assert_float_equal(y[1], 7.0f, 0);
+  aotrun_host_method_close(m);
+  aotrun_registry_destroy(r);
+}
+
+/* The 1.1 extension hook: the minimal plugin offers one extension. */
+static void test_extension(void **state) {
+  (void)state;
+  aotrun_backend *b = open_ok("libminimal_plugin.so", AOTRUN_ABI_VERSION);
+  const aotrun_backend_api *t = aotrun_backend_table(b);
+  assert_int_equal(t->struct_size, AOTRUN_BACKEND_API_SIZE_1_1);
+  assert_true(AOTRUN_TABLE_CAN(t, get_extension));
+  const minimal_stats_v1 *stats =
+      aotrun_backend_get_extension(b, MINIMAL_EXT_STATS_V1);
+  assert_non_null(stats);
+  assert_int_equal(stats->struct_size, sizeof(minimal_stats_v1));
+  assert_true(AOTRUN_TABLE_HAS(stats, backend));
+  assert_string_equal(stats->backend(), "minimal");
+  aotrun_host_api host = {.abi_version = AOTRUN_ABI_VERSION,
+                          .struct_size = sizeof host};
+  aotrun_method *m = NULL;
+  assert_int_equal(t->init(&host, "2", 1, NULL, 0, &m), AOTRUN_OK);
+  assert_int_equal(stats->call_count(m), 0);
+  float x[1] = {1}, y[1];
+  int64_t s1[1] = {1}, s2[1] = {1};
+  DLTensor in = {x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, s1, NULL, 0};
+  DLTensor out = {y, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, s2, NULL, 0};
+  assert_int_equal(t->execute(m, &in, 1, &out, 1), AOTRUN_OK);
+  assert_int_equal(stats->call_count(m), 1);
+  t->destroy(m);
+  /* Unknown names and NULL give NULL, and set no error. */
+  assert_null(aotrun_backend_get_extension(b, "minimal.stats.v2"));
+  assert_null(aotrun_backend_get_extension(b, NULL));
+  assert_null(aotrun_backend_get_extension(NULL, MINIMAL_EXT_STATS_V1));
+  aotrun_backend_close(b);
+  /* A plugin of a newer minor (1.2) still offers it. */
+  b = open_ok("libminimal_plugin_newer_minor.so", AOTRUN_ABI_VERSION);
+  assert_non_null(aotrun_backend_get_extension(b, MINIMAL_EXT_STATS_V1));
+  aotrun_backend_close(b);
+}
+
+/* struct_size is bounded by what the declared minor can hold. */
+static void test_oversized_tables_refused(void **state) {
+  (void)state;
+  char want[256];
+  snprintf(want, sizeof want,
+           "libminimal_plugin_oversized.so (ABI 1.0): backend table is "
+           "4294967280 bytes, but the table of ABI 1.0 is at most %zu bytes",
+           (size_t)AOTRUN_BACKEND_API_SIZE_1_0);
+  expect_refusal("libminimal_plugin_oversized.so", AOTRUN_ABI_VERSION,
+                 AOTRUN_ERR_VERSION_MISMATCH, want);
+  snprintf(want, sizeof want,
+           "libminimal_plugin_1_0_claims_1_1.so (ABI 1.0): backend table is "
+           "%zu bytes, but the table of ABI 1.0 is at most %zu bytes",
+           (size_t)AOTRUN_BACKEND_API_SIZE_1_1,
+           (size_t)AOTRUN_BACKEND_API_SIZE_1_0);
+  expect_refusal("libminimal_plugin_1_0_claims_1_1.so", AOTRUN_ABI_VERSION,
+                 AOTRUN_ERR_VERSION_MISMATCH, want);
+  snprintf(want, sizeof want,
+           "libminimal_plugin_newer_oversized.so (ABI 1.%d): backend table is "
+           "%zu bytes, a table of any ABI 1.x is at most %zu bytes",
+           AOTRUN_ABI_VERSION_MINOR + 1,
+           (size_t)AOTRUN_TABLE_MAX_SIZE + 8, (size_t)AOTRUN_TABLE_MAX_SIZE);
+  expect_refusal("libminimal_plugin_newer_oversized.so", AOTRUN_ABI_VERSION,
+                 AOTRUN_ERR_VERSION_MISMATCH, want);
+}
+
+/* The end-of-member rule: a member appended into an older struct's tail
+ * padding is not "present" in a struct of the older size. */
+typedef struct old_t {
+  uint32_t struct_size;
+  void *p;
+  uint32_t a;
+} old_t; /* 64-bit: a ends at 20, sizeof is 24 */
+typedef struct new_t {
+  uint32_t struct_size;
+  void *p;
+  uint32_t a;
+  uint32_t b; /* appended: lives in old_t's tail padding on 64-bit */
+} new_t;
+
+static void test_table_has_member_end(void **state) {
+  (void)state;
+  new_t t = {.struct_size = AOTRUN_MEMBER_END(old_t, a)};
+  assert_true(AOTRUN_TABLE_HAS(&t, a));
+  assert_true(AOTRUN_TABLE_HAS(&t, new_t, a)); /* the 1.0 spelling */
+  assert_false(AOTRUN_TABLE_HAS(&t, b));
+  assert_false(AOTRUN_TABLE_HAS(&t, new_t, b));
+  if (sizeof(void *) == 8) /* starts inside: a start-based test says yes */
+    assert_true(offsetof(new_t, b) < sizeof(old_t));
+  t.struct_size = sizeof t;
+  assert_true(AOTRUN_TABLE_HAS(&t, b));
+  /* Each version's size constant is its last member's end. */
+  assert_int_equal(AOTRUN_BACKEND_API_SIZE_1_0,
+                   AOTRUN_MEMBER_END(aotrun_backend_api, last_error));
+  assert_int_equal(AOTRUN_BACKEND_API_SIZE_1_1,
+                   AOTRUN_MEMBER_END(aotrun_backend_api, get_extension));
+  assert_int_equal(AOTRUN_HOST_API_SIZE_1_0,
+                   AOTRUN_MEMBER_END(aotrun_host_api, free));
+}
+
 static void test_plugin_major_mismatch_refused(void **state) {
   (void)state;
   char want[256];
-  snprintf(want, sizeof want, "has ABI 2.0, host has %d.%d",
-           AOTRUN_ABI_VERSION_MAJOR, AOTRUN_ABI_VERSION_MINOR);
+  snprintf(want, sizeof want, "has ABI 2.%d, host has %d.%d",
+           AOTRUN_ABI_VERSION_MINOR, AOTRUN_ABI_VERSION_MAJOR,
+           AOTRUN_ABI_VERSION_MINOR);
   expect_refusal("libminimal_plugin_major2.so", AOTRUN_ABI_VERSION,
                  AOTRUN_ERR_VERSION_MISMATCH, want);
   expect_refusal("libminimal_plugin_major2.so", AOTRUN_ABI_VERSION,
@@ -260,6 +406,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_loads_minimal),
       cmocka_unit_test(test_newer_minor_plugin_accepted),
       cmocka_unit_test(test_older_minor_plugin_accepted),
+      cmocka_unit_test(test_genuine_1_0_plugin),
+      cmocka_unit_test(test_extension),
+      cmocka_unit_test(test_oversized_tables_refused),
+      cmocka_unit_test(test_table_has_member_end),
       cmocka_unit_test(test_plugin_major_mismatch_refused),
       cmocka_unit_test(test_host_major_mismatch_refused_by_plugin),
       cmocka_unit_test(test_truncated_table_refused),

@@ -110,7 +110,7 @@ check "missing plugin: named" grep -qF "cannot load plugin $TMP/none.so" "$TMP/e
 # The installed CLI finds its plugins and the example program itself.
 "$P/bin/aotrun" plugins > "$TMP/plugins.txt" 2>&1
 check "aotrun plugins lists cpu_ref" \
-  grep -qP "^cpu_ref\tABI 1\.0\tavailable\t$plugindir/libaotrun_cpu_ref.so$" "$TMP/plugins.txt"
+  grep -qP "^cpu_ref\tABI 1\.1\tavailable\t$plugindir/libaotrun_cpu_ref.so$" "$TMP/plugins.txt"
 check "aotrun plugins lists cuda" grep -q "^cuda	" "$TMP/plugins.txt"
 check "aotrun demo" "$P/bin/aotrun" demo --backend cpu_ref
 

@@ -136,11 +136,13 @@ static aotrun_status echo_io_info(const aotrun_method *m, int32_t kind,
   const aotrun_program_io *io = kind == AOTRUN_IO_INPUT
                                     ? &m->method->inputs[index]
                                     : &m->method->outputs[index];
-  aotrun_io_info info = {.struct_size = out->struct_size, .ndim = io->ndim};
+  aotrun_io_info info = {.ndim = io->ndim};
   info.name = io->name;
   if (!to_dl(io->dtype, &info.dtype)) return AOTRUN_ERR_NOT_SUPPORTED;
   for (int32_t d = 0; d < io->ndim; d++) info.shape[d] = io->dims[d];
+  /* Write and report min(caller's size, ours) (ABI 1.1). */
   size_t k = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+  info.struct_size = (uint32_t)k;
   memcpy(out, &info, k);
   return AOTRUN_OK;
 }

@@ -16,6 +16,10 @@
  * "last_gpu_time_ns" (INT): a made-up time of the last call, 2000 + 100 *
  * (call % 5) ns, and -1 (unknown) for every 4th call or with timing off.
  *
+ * ABI 1.1: it offers one extension through get_extension,
+ * "minimal.stats.v1" (minimal_ext.h). Built with -DMINIMAL_ABI_1_0_HEADER it
+ * is a genuine 1.0 plugin, compiled against the frozen 1.0 header.
+ *
  * The test variants in testing/plugins/BUILD are built from this file with
  * -D flags (MINIMAL_*); a real plugin would not have them.
  */
@@ -23,7 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef MINIMAL_ABI_1_0_HEADER /* built against the header as released in 1.0 */
+#include "testing/plugins/abi_1_0/aotrun_plugin_1_0.h"
+#else
 #include "plugin_api/aotrun_plugin.h"
+#endif
 
 #ifndef MINIMAL_NAME
 #define MINIMAL_NAME "minimal"
@@ -141,7 +149,12 @@ static aotrun_status init(const aotrun_host_api *host, const void *processed,
 static int is_host_f32_vector(const DLTensor *t) {
   return t->device.device_type == kDLCPU && t->dtype.code == kDLFloat &&
          t->dtype.bits == 32 && t->dtype.lanes == 1 && t->ndim == 1 &&
-         (t->strides == NULL || t->strides[0] == 1) && t->shape != NULL;
+         t->shape != NULL &&
+#if AOTRUN_ABI_VERSION_MINOR >= 1 /* the ABI's rule: NULL or row-major */
+         aotrun_strides_are_row_major(t->ndim, t->shape, t->strides);
+#else
+         (t->strides == NULL || t->strides[0] == 1);
+#endif
 }
 
 static aotrun_status execute(aotrun_method *m, const DLTensor *inputs,
@@ -235,12 +248,16 @@ static aotrun_status get_io_info(const aotrun_method *m, int32_t kind,
   if (index != 0)
     return fail((aotrun_method *)m, AOTRUN_ERR_NOT_FOUND,
                 "io index out of range (one input, one output)", "");
-  /* Fill only what the caller's struct holds (it may be an older one). */
+  /* Fill only what the caller's struct holds (it may be an older one) and,
+   * from 1.1 on, report that size: min(caller's, ours). */
   aotrun_io_info info = {.struct_size = out->struct_size, .ndim = 1};
   info.name = kind == AOTRUN_IO_INPUT ? "x" : "y";
   info.dtype = (DLDataType){kDLFloat, 32, 1};
   info.shape[0] = AOTRUN_DYNAMIC_DIM;
   size_t n = out->struct_size < sizeof info ? out->struct_size : sizeof info;
+#if AOTRUN_ABI_VERSION_MINOR >= 1
+  info.struct_size = (uint32_t)n;
+#endif
   memcpy(out, &info, n);
   return AOTRUN_OK;
 }
@@ -248,6 +265,37 @@ static aotrun_status get_io_info(const aotrun_method *m, int32_t kind,
 static const char *last_error(const aotrun_method *m) {
   return m ? m->error : g_error;
 }
+
+#if AOTRUN_ABI_VERSION_MINOR >= 1
+/* The extension "minimal.stats.v1". Its layout is also declared for hosts
+ * in testing/plugins/minimal_ext.h (this file stays a one-file plugin that
+ * needs only aotrun_plugin.h); the tests check that both agree. */
+#define MINIMAL_EXT_STATS_V1 "minimal.stats.v1"
+typedef struct minimal_stats_v1 {
+  uint32_t struct_size;
+  int64_t (*call_count)(const aotrun_method *method);
+  const char *(*backend)(void);
+} minimal_stats_v1;
+
+static int64_t stats_call_count(const aotrun_method *m) {
+  return m ? m->calls : -1;
+}
+
+static const minimal_stats_v1 kStats = {
+    .struct_size = sizeof(minimal_stats_v1),
+    .call_count = stats_call_count,
+    .backend = get_name,
+};
+
+/* 1.1: one extension. Variants that fake a 1.0 table keep the pointer set
+ * but leave it outside struct_size: a host that reads it anyway is caught
+ * by the tests (it would find the extension). */
+static void *get_extension(const char *name) {
+  if (name != NULL && strcmp(name, MINIMAL_EXT_STATS_V1) == 0)
+    return (void *)&kStats;
+  return NULL;
+}
+#endif
 
 #ifdef MINIMAL_EXTRA_MEMBER
 /* A member appended by a newer minor that this host may not know. */
@@ -283,6 +331,9 @@ static const struct {
             .get_num_io = get_num_io,
             .get_io_info = MINIMAL_IO_INFO,
             .last_error = last_error,
+#if AOTRUN_ABI_VERSION_MINOR >= 1
+            .get_extension = get_extension,
+#endif
         },
 #ifdef MINIMAL_EXTRA_MEMBER
     .get_build_info = get_build_info,
