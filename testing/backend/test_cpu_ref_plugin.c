@@ -435,7 +435,7 @@ static void test_hostile_host_api(void **state) {
                    AOTRUN_ERR_VERSION_MISMATCH);
   assert_string_equal(c->api->last_error(NULL),
                       "method runner: the host api has ABI 2.0, this plugin "
-                      "has 1.0");
+                      "has 1.1");
   host = *aotrun_program_dir_host_api(c->dir);
   host.struct_size = 16;
   assert_int_equal(c->api->init(&host, c->program.manifest,
