@@ -1,4 +1,5 @@
-/* cli_inspect.c: `aotrun inspect PROGRAM`: what the manifest declares. */
+/* cli_inspect.c: `aotrun inspect PROGRAM`: what the manifest declares;
+ * with --load, also the backend's load report (cli_inspect_load.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +102,14 @@ static void print_method(const manifest_method *me) {
 
 int cli_inspect(int argc, char **argv) {
   cli_options o;
-  int rc = cli_parse(argc, argv, 2, 0, 1, &o);
+  const unsigned load_opts =
+      CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_OPTION;
+  int rc = cli_parse(argc, argv, 2, load_opts | CLI_OPT_LOAD, 1, &o);
   if (rc != CLI_EXIT_OK) return rc;
+  if (!o.load && (o.num_plugins || o.backend || o.num_options ||
+                  strcmp(o.method, "forward") != 0))
+    return cli_fail(CLI_EXIT_USAGE, "inspect: --plugin, --backend, --method "
+                    "and --option need --load");
   char path[4200];
   int n = snprintf(path, sizeof path, "%s/manifest.json", o.program);
   if (n < 0 || (size_t)n >= sizeof path)
@@ -123,5 +130,5 @@ int cli_inspect(int argc, char **argv) {
   printf("  methods %zu\n", m.num_methods);
   for (size_t i = 0; i < m.num_methods; i++) print_method(&m.methods[i]);
   manifest_info_free(&m);
-  return CLI_EXIT_OK;
+  return o.load ? cli_inspect_load(&o) : CLI_EXIT_OK;
 }
