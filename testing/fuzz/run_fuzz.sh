@@ -2,7 +2,7 @@
 # Builds and runs the libFuzzer targets with ASan + UBSan. Needs clang
 # (Debian: apt-get install clang); not run by CI.
 #   testing/fuzz/run_fuzz.sh [TARGET|all] [SECONDS]   (defaults: all, 60)
-# TARGET is one of: manifest safetensors fqn npy st_file elf inputs. Each target runs for
+# TARGET is one of: manifest safetensors fqn npy st_file elf inputs kernel_arch. Each target runs for
 # SECONDS on a scratch copy of testing/fuzz/corpus_TARGET/ (the checked-in
 # seeds are not modified); a crash leaves crash-* in the current directory
 # and makes the script fail. Extra libFuzzer flags: FUZZ_FLAGS="-runs=N".
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-all}
 secs=${2:-60}
-all_targets="manifest safetensors fqn npy st_file elf inputs"
+all_targets="manifest safetensors fqn npy st_file elf inputs kernel_arch"
 command -v clang >/dev/null || { echo "run_fuzz: clang is not installed"; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
@@ -33,6 +33,7 @@ sources_for() {
       aot_loader/program.c aot_loader/name_set.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     elf) echo aot_loader/elf_check.c aot_loader/aotrun_error.c ;;
+    kernel_arch) echo aot_loader/kernel_arch.c aot_loader/aotrun_error.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
        return 1 ;;
   esac

@@ -296,8 +296,41 @@ static void test_loader_refuses_before_dlopen(void **state) {
   assert_int_equal(r.phase_ns[AOTRUN_LOAD_DLOPEN], -1); /* never reached */
 }
 
-int main(void) {
+/* A real nvcc-built library: libaotrun_shim.so's .nv_fatbin holds what
+ * tools/copts.bzl's AOTRUN_NVCC_FLAGS ask for: sm_80 and sm_90 SASS, and
+ * compute_90 PTX. */
+static const char *g_real_library;
+
+static void test_real_nvcc_library(void **state) {
+  (void)state;
+  FILE *f = fopen(g_real_library, "rb");
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long n = ftell(f);
+  assert_true(n > 0);
+  rewind(f);
+  unsigned char *bytes = malloc((size_t)n);
+  assert_non_null(bytes);
+  assert_int_equal(fread(bytes, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  aotrun_kernel_archs a;
+  aotrun_kernel_archs_scan(bytes, (size_t)n, &a);
+  char buf[256];
+  print_message("%s: %s in %zu images\n", g_real_library,
+                aotrun_kernel_archs_describe(&a, buf, sizeof buf),
+                a.num_images);
+  assert_string_equal(buf, "sm_80, sm_90, compute_90 (PTX)");
+  aotrun_error err;
+  assert_int_equal(check(&a, 89, &err), AOTRUN_OK);  /* sm_80 SASS */
+  assert_int_equal(check(&a, 100, &err), AOTRUN_OK); /* PTX JIT */
+  assert_int_equal(check(&a, 75, &err), AOTRUN_ERR_NOT_SUPPORTED);
+  free(bytes);
+}
+
+int main(int argc, char **argv) {
+  g_real_library = argc > 1 ? argv[1] : NULL;
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_real_nvcc_library),
       cmocka_unit_test(test_fatbin_sass_and_ptx),
       cmocka_unit_test(test_sass_only_for_another_gpu),
       cmocka_unit_test(test_embedded_cubins),
