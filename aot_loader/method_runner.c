@@ -50,6 +50,7 @@ void aotrun_method_runner_destroy(aotrun_method_runner *r) {
   aotrun_weight_cache_destroy(r->private_cache);
   aotrun_program_destroy(r->program);
   free_io(r);
+  free(r->report_json);
   free(r->method);
   free(r);
 }
@@ -87,10 +88,16 @@ static aotrun_status load_library(aotrun_method_runner *r, aotrun_error *err) {
   const void *bytes;
   size_t size;
   void *token;
-  aotrun_status st = fetch(r, r->pm->library, &bytes, &size, &token, err);
+  aotrun_model_library_config lc = {.device = r->device_str,
+                                    .name = r->pm->library,
+                                    .temp_file = r->library_temp_file,
+                                    .report = &r->report};
+  aotrun_status st = aotrun_runner_gpu_arch(r, &lc.gpu_arch, err);
   if (st != AOTRUN_OK) return st;
-  st = aotrun_model_library_load(bytes, size, r->device_str, &r->lib, err);
-  r->host->release_named_data(r->host->ctx, token); /* now in a temp file */
+  st = fetch(r, r->pm->library, &bytes, &size, &token, err);
+  if (st != AOTRUN_OK) return st;
+  st = aotrun_model_library_load_with(bytes, size, &lc, &r->lib, err);
+  r->host->release_named_data(r->host->ctx, token); /* now in its image */
   if (st != AOTRUN_OK)
     return aotrun_error_prefix(err, "method %s: loading '%s': ", r->method,
                                r->pm->library);
@@ -136,35 +143,60 @@ static aotrun_status make_cache(aotrun_method_runner *r,
   return st;
 }
 
+/* Fetches and parses the weights file (the weight_read phase). */
+static aotrun_status read_weights(aotrun_method_runner *r, const void **bytes,
+                                  void **token, int *fetched,
+                                  aotrun_safetensors **view,
+                                  aotrun_error *err) {
+  size_t size = 0;
+  if (r->program->weights == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "malformed manifest: method %s has %zu "
+                            "constants but the program names no weights "
+                            "file",
+                            r->method, r->pm->num_constants);
+  int64_t t = aotrun_load_clock_ns();
+  aotrun_status st = fetch(r, r->program->weights, bytes, &size, token, err);
+  if (st == AOTRUN_OK) {
+    *fetched = 1;
+    r->report.weights_file_bytes = size;
+    st = aotrun_safetensors_parse(*bytes, size, r->program->weights, view,
+                                  err);
+  }
+  aotrun_load_report_add(&r->report, AOTRUN_LOAD_WEIGHT_READ, t);
+  return st;
+}
+
+/* Checks the device has room, then binds (the weight_upload phase). */
+static aotrun_status upload_weights(aotrun_method_runner *r,
+                                    aotrun_weight_cache *cache,
+                                    const aotrun_safetensors *view,
+                                    aotrun_error *err) {
+  aotrun_status st = aotrun_runner_check_weight_memory(r, cache, err);
+  if (st != AOTRUN_OK) return st;
+  aotrun_runner_bytes before = aotrun_runner_cache_bytes(cache);
+  int64_t t = aotrun_load_clock_ns();
+  aotrun_constant_target target = aotrun_constant_target_of_library(r->lib);
+  st = aotrun_method_weights_bind(&target, r->pm, view, cache,
+                                  aotrun_shim_tensor_view_ops(),
+                                  r->device.device_id, &r->weights, err);
+  aotrun_load_report_add(&r->report, AOTRUN_LOAD_WEIGHT_UPLOAD, t);
+  if (st == AOTRUN_OK) aotrun_runner_note_weight_bytes(r, cache, before);
+  return st;
+}
+
 /* Binds with the weights file mapped only for the duration of the call. */
 static aotrun_status bind_weights(aotrun_method_runner *r,
                                   aotrun_weight_cache *cache,
                                   aotrun_error *err) {
   const void *bytes = NULL;
-  size_t size = 0;
   void *token = NULL;
   aotrun_safetensors *st_view = NULL;
   aotrun_status st = AOTRUN_OK;
   int fetched = 0;
-  if (r->pm->num_constants > 0) {
-    if (r->program->weights == NULL)
-      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                              "malformed manifest: method %s has %zu "
-                              "constants but the program names no weights "
-                              "file",
-                              r->method, r->pm->num_constants);
-    st = fetch(r, r->program->weights, &bytes, &size, &token, err);
-    if (st != AOTRUN_OK) return st;
-    fetched = 1;
-    st = aotrun_safetensors_parse(bytes, size, r->program->weights, &st_view,
-                                  err);
-  }
-  if (st == AOTRUN_OK) {
-    aotrun_constant_target target = aotrun_constant_target_of_library(r->lib);
-    st = aotrun_method_weights_bind(&target, r->pm, st_view, cache,
-                                    aotrun_shim_tensor_view_ops(),
-                                    r->device.device_id, &r->weights, err);
-  }
+  if (r->pm->num_constants > 0)
+    st = read_weights(r, &bytes, &token, &fetched, &st_view, err);
+  if (st == AOTRUN_OK) st = upload_weights(r, cache, st_view, err);
   aotrun_safetensors_destroy(st_view);
   if (fetched) r->host->release_named_data(r->host->ctx, token);
   if (st != AOTRUN_OK)
@@ -282,6 +314,9 @@ aotrun_status aotrun_method_runner_create(const aotrun_method_runner_config *c,
                             "out of memory creating method %s", c->method);
   }
   memcpy(r->method, c->method, n);
+  int64_t start = aotrun_load_clock_ns();
+  aotrun_load_report_init(&r->report);
+  r->library_temp_file = c->library_temp_file;
   r->host = c->host;
   r->device = device;
   snprintf(r->device_str, sizeof r->device_str, "%s", c->device);
@@ -291,6 +326,7 @@ aotrun_status aotrun_method_runner_create(const aotrun_method_runner_config *c,
     aotrun_method_runner_destroy(r);
     return st;
   }
+  aotrun_runner_finish_report(r, start);
   *out = r;
   return AOTRUN_OK;
 }
@@ -300,6 +336,10 @@ aotrun_status aotrun_method_runner_create(const aotrun_method_runner_config *c,
 size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *r) {
   return r != NULL && r->cache != NULL ? aotrun_weight_cache_num_copies(r->cache)
                                        : 0;
+}
+
+const char *aotrun_method_runner_load_report(const aotrun_method_runner *r) {
+  return r != NULL && r->report_json != NULL ? r->report_json : "";
 }
 
 const char *aotrun_method_runner_method(const aotrun_method_runner *r) {

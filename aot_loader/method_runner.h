@@ -6,9 +6,11 @@
  * aotrun_runner_device_ops (copies, stream synchronisation, constant memory).
  *
  * create: parse the manifest, find the method, fetch its library through the
- *   host's named data (released as soon as it is written to the temp file),
- *   load it, fetch the weights file, bind the constants (method_weights; the
- *   weights' bytes are released once bound), keep the declared io info.
+ *   host's named data (released as soon as it is in its memfd or temp
+ *   file), load it (after the GPU portability check), fetch the weights
+ *   file, check the GPU has room for the new device copies, bind the
+ *   constants (method_weights; the weights' bytes are released once bound),
+ *   keep the declared io info and the load report.
  * run: check inputs against the declared dtype, rank and static dims (and
  *   symbols: the same symbol is the same size) BEFORE anything runs; create
  *   FRESH input handles (the model steals them) over the caller's data or
@@ -59,6 +61,15 @@ typedef struct aotrun_runner_device_ops {
   /* Memory for constants on this device (the weight cache's cuda_ops).
    * Borrowed; must outlive the runner. */
   const aotrun_device_ops *memory;
+  /* Optional (NULL: no check). Free memory of the GPU `device`, asked
+   * before the weights are uploaded: a method whose new device copies do
+   * not fit fails early, naming both sizes. */
+  aotrun_status (*free_memory)(void *ctx, int32_t device,
+                               uint64_t *free_bytes, aotrun_error *err);
+  /* Optional (NULL: no check). The GPU's compute capability, major * 10 +
+   * minor: the library must have kernels for it (kernel_arch.h). */
+  aotrun_status (*compute_capability)(void *ctx, int32_t device,
+                                      uint32_t *arch, aotrun_error *err);
 } aotrun_runner_device_ops;
 
 typedef struct aotrun_method_runner_config {
@@ -71,6 +82,9 @@ typedef struct aotrun_method_runner_config {
   /* The program's shared weight cache (borrowed; must outlive the runner)
    * or NULL for a private one. */
   aotrun_weight_cache *weight_cache;
+  /* 1: write the model library to a temp file, never a memfd (the
+   * backend option library_temp_file; docs/loading.md). */
+  int library_temp_file;
 } aotrun_method_runner_config;
 
 typedef struct aotrun_method_runner aotrun_method_runner;
@@ -88,6 +102,12 @@ size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *runner);
 /* The DLPack device of the model's memory ({kDLCPU,0} or {kDLCUDA,N}). */
 DLDevice aotrun_method_runner_device(const aotrun_method_runner *runner);
 int aotrun_method_runner_has_run_single_threaded(
+    const aotrun_method_runner *runner);
+
+/* The load report (docs/loading.md): one JSON object with the time of
+ * each load phase and the bytes kept, owned by the runner. "" when it
+ * could not be made (out of memory). */
+const char *aotrun_method_runner_load_report(
     const aotrun_method_runner *runner);
 
 /* get_num_io / get_io_info of the plugin ABI. */

@@ -7,6 +7,7 @@
 #ifndef AOTRUN_METHOD_RUNNER_INTERNAL_H
 #define AOTRUN_METHOD_RUNNER_INTERNAL_H
 
+#include "aot_loader/load_report.h"
 #include "aot_loader/method_runner.h"
 #include "aot_loader/method_weights.h"
 #include "aot_loader/model_library.h"
@@ -31,7 +32,37 @@ struct aotrun_method_runner {
   aotrun_method_weights *weights;
   aotrun_io_info *io[2]; /* [AOTRUN_IO_INPUT], [AOTRUN_IO_OUTPUT] */
   size_t num_io[2];
+  int library_temp_file;
+  aotrun_load_report report;
+  char *report_json; /* malloc'd at the end of create */
 };
+
+/* ---- method_load.c: the load's checks and report ---- */
+
+/* The GPU's compute capability for the portability check (0: cpu, or the
+ * ops cannot tell). */
+aotrun_status aotrun_runner_gpu_arch(aotrun_method_runner *r, uint32_t *arch,
+                                     aotrun_error *err);
+/* Before the upload: the bytes of device copies this method would add to
+ * the cache (constants on cuda not already there, each FQN once) against
+ * the GPU's free memory; AOTRUN_ERR_OUT_OF_MEMORY "method M needs N bytes
+ * of device memory for its weights, F free on cuda:D" when they do not
+ * fit. Also records the shared bytes and the free memory in the report. */
+aotrun_status aotrun_runner_check_weight_memory(aotrun_method_runner *r,
+                                                aotrun_weight_cache *cache,
+                                                aotrun_error *err);
+/* Cache bytes before the bind, for aotrun_runner_note_weight_bytes. */
+typedef struct aotrun_runner_bytes {
+  uint64_t host, device;
+} aotrun_runner_bytes;
+aotrun_runner_bytes aotrun_runner_cache_bytes(aotrun_weight_cache *cache);
+/* After a successful bind: host/device bytes this method added, the
+ * weights path. */
+void aotrun_runner_note_weight_bytes(aotrun_method_runner *r,
+                                     aotrun_weight_cache *cache,
+                                     aotrun_runner_bytes before);
+/* The end of create: names, total time, the JSON text. */
+void aotrun_runner_finish_report(aotrun_method_runner *r, int64_t start);
 
 /* Host memory, or this runner's CUDA device; `what` is "input" or
  * "output" in the message (method_inputs.c). */

@@ -2,13 +2,14 @@
  * model_library.c: one AOTInductor model library loaded from bytes (see
  * model_library.h).
  *
- * Load order: check the bytes are a complete ELF shared library, make the
- * shim (and libcudart for CUDA) global, write the bytes to a private temp
- * file, dlopen it RTLD_NOW|RTLD_LOCAL (two models must not bind to each
- * other's default-visibility C++ symbols), resolve the entry points, create
- * the container with one model instance, read the input/output counts. Every
- * failure undoes the steps already done, in reverse, through the same
- * release() that destroy uses.
+ * Load order: check the bytes are a complete ELF shared library (and, for
+ * a GPU, that it has kernels the GPU can run), make the shim (and libcudart
+ * for CUDA) global, write the bytes to their image (memfd, else a temp
+ * file: library_image.h), dlopen it RTLD_NOW|RTLD_LOCAL (two models must
+ * not bind to each other's default-visibility C++ symbols), resolve the
+ * entry points, create the container with one model instance, read the
+ * input/output counts. Every failure undoes the steps already done, in
+ * reverse, through the same release() that destroy uses.
  */
 #include "aot_loader/model_library.h"
 
@@ -22,8 +23,22 @@
 #include "aot_loader/container_api.h"
 #include "aot_loader/elf_check.h"
 #include "aot_loader/global_symbols.h"
+#include "aot_loader/kernel_arch.h"
 #include "aot_loader/model_library_internal.h"
-#include "aot_loader/temp_file.h"
+
+/* The test seam (model_library.h). */
+static void (*g_hook)(void *ctx, const char *phase);
+static void *g_hook_ctx;
+
+void aotrun_model_library_test_hook(void (*fn)(void *ctx, const char *phase),
+                                    void *ctx) {
+  g_hook_ctx = ctx;
+  g_hook = fn;
+}
+
+static void at_phase(const char *phase) {
+  if (g_hook != NULL) g_hook(g_hook_ctx, phase);
+}
 
 /* "cpu", "cuda" or "cuda:N" (N decimal, at most 9 digits). Sets *is_cuda. */
 static int valid_device(const char *device, int *is_cuda) {
@@ -38,10 +53,37 @@ static int valid_device(const char *device, int *is_cuda) {
   return digits > 0 && digits <= 9 && p[digits] == '\0';
 }
 
-/* Undoes a (possibly partial) load: Delete the container, dlclose, remove
- * the temp file, free. The order matters: the container's destructors run
- * code inside the library, and the file must outlive the mapping only for
- * tools that inspect it. */
+/* The library's name in messages. */
+static const char *label(const aotrun_model_library *lib) {
+  if (lib->name[0] != '\0') return lib->name;
+  return lib->path != NULL ? lib->path : "a model library";
+}
+
+/* Under ThreadSanitizer only, model libraries stay mapped after dlclose:
+ * ld.so maps and unmaps libraries without TSan seeing it, so a library
+ * mapped where an unloaded one was inherits stale shadow state and its
+ * first accesses are reported as races with the unloaded copy (seen in
+ * test_concurrency). Every method loads its own private copy, so keeping
+ * the mappings changes nothing else. Their image descriptors stay open too
+ * (KEEP_IMAGES): ld.so finds loaded libraries by name, and a reused
+ * /proc/self/fd/N would name the old, still loaded, library. */
+#if defined(__SANITIZE_THREAD__)
+#define KEEP_IMAGES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KEEP_IMAGES 1
+#endif
+#endif
+#ifdef KEEP_IMAGES
+#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+#else
+#define KEEP_IMAGES 0
+#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL)
+#endif
+
+/* Undoes a (possibly partial) load: Delete the container, dlclose, release
+ * the image (close the memfd, or remove a temp file still there), free.
+ * The container's destructors run code inside the library: it goes first. */
 static void release(aotrun_model_library *lib) {
   if (lib == NULL) return;
   if (lib->container != NULL && lib->api.delete_container != NULL) {
@@ -49,14 +91,14 @@ static void release(aotrun_model_library *lib) {
       fprintf(stderr,
               "aotrun: AOTInductorModelContainerDelete failed for "
               "%s (its memory may leak)\n",
-              lib->path ? lib->path : "a model library");
+              label(lib));
     lib->container = NULL;
   }
   if (lib->dl != NULL) dlclose(lib->dl);
-  if (lib->unlinked)
-    free(lib->path);
-  else
-    aotrun_temp_file_remove(lib->path);
+  /* A library that was mapped stays loaded under TSan (KEEP_IMAGES): its
+   * image's name must stay unique, so its descriptor stays open. */
+  if (!(KEEP_IMAGES && lib->dl != NULL))
+    aotrun_library_image_release(&lib->image);
   free(lib);
 }
 
@@ -68,55 +110,33 @@ aotrun_status aotrun_model_library_call_failed(const aotrun_model_library *lib,
                                                const char *entry,
                                                aotrun_aoti_error rc) {
   const char *shim = aotrun_global_symbols_shim_last_error();
-  const char *path = lib->path ? lib->path : "a model library";
   if (shim[0] != '\0')
     return aotrun_error_set(err, code, "%s returned %d for %s: %s", entry,
-                            (int)rc, path, shim);
+                            (int)rc, label(lib), shim);
   return aotrun_error_set(err, code,
                           "%s returned %d for %s (the model printed the "
                           "reason to stderr)",
-                          entry, (int)rc, path);
+                          entry, (int)rc, label(lib));
 }
 
-/* dlopens the temp copy, then unlinks it at once: the mapping keeps the
- * bytes, and a process that dies later (signal, crashing constructor or
- * model) leaves nothing behind. The window is the write alone. */
-/* Under ThreadSanitizer only, model copies stay mapped after dlclose: ld.so
- * maps and unmaps libraries without TSan seeing it, so a library mapped
- * where an unloaded one was inherits stale shadow state and its first
- * accesses are reported as races with the unloaded copy (seen in
- * test_concurrency). Every method loads its own private copy, so keeping the
- * mappings changes nothing else; the temp files are unlinked as always. */
-#if defined(__SANITIZE_THREAD__)
-#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
-#endif
-#endif
-#ifndef MODEL_DLOPEN_FLAGS
-#define MODEL_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL)
-#endif
-
-static aotrun_status map_and_unlink(aotrun_model_library *lib,
-                                    aotrun_error *err) {
+/* dlopens the image; a named temp file is unlinked at once: the mapping
+ * keeps the bytes, and a process that dies later (signal, crashing
+ * constructor or model) leaves nothing behind. */
+static aotrun_status map_image(aotrun_model_library *lib, aotrun_error *err) {
   lib->dl = dlopen(lib->path, MODEL_DLOPEN_FLAGS);
   const char *why = lib->dl == NULL ? dlerror() : NULL;
-  if (unlink(lib->path) == 0) lib->unlinked = 1;
+  aotrun_library_image_mapped(&lib->image);
   if (lib->dl == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
-                            "cannot dlopen model library %s: %s", lib->path,
-                            why ? why : "unknown error");
+                            "cannot dlopen model library %s (%s %s): %s",
+                            label(lib),
+                            aotrun_library_image_kind_name(lib->image.kind),
+                            lib->path, why ? why : "unknown error");
   return AOTRUN_OK;
 }
 
-/* Steps after the temp file exists: dlopen, resolve, create, count. */
-static aotrun_status open_library(aotrun_model_library *lib,
-                                  aotrun_error *err) {
-  aotrun_status st = map_and_unlink(lib, err);
-  if (st != AOTRUN_OK) return st;
-  st = aotrun_container_api_resolve(lib->dl, lib->path, &lib->api, err);
-  if (st != AOTRUN_OK) return st;
+static aotrun_status create_container(aotrun_model_library *lib,
+                                      aotrun_error *err) {
   aotrun_global_symbols_shim_clear_error();
   aotrun_aoti_error rc =
       lib->api.create_with_device(&lib->container, 1, lib->device, NULL);
@@ -130,8 +150,14 @@ static aotrun_status open_library(aotrun_model_library *lib,
     return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
                             "AOTInductorModelContainerCreateWithDevice "
                             "returned no container for %s",
-                            lib->path);
-  rc = lib->api.get_num_inputs(lib->container, &lib->num_inputs);
+                            label(lib));
+  return AOTRUN_OK;
+}
+
+static aotrun_status read_counts(aotrun_model_library *lib,
+                                 aotrun_error *err) {
+  aotrun_aoti_error rc =
+      lib->api.get_num_inputs(lib->container, &lib->num_inputs);
   if (rc != AOTRUN_AOTI_SUCCESS)
     return aotrun_model_library_call_failed(
         lib, err, AOTRUN_ERR_INTERNAL, "AOTInductorModelContainerGetNumInputs",
@@ -144,28 +170,92 @@ static aotrun_status open_library(aotrun_model_library *lib,
   return AOTRUN_OK;
 }
 
-aotrun_status aotrun_model_library_load(const void *bytes, size_t size,
-                                        const char *device,
-                                        aotrun_model_library **out,
-                                        aotrun_error *err) {
+/* Steps after the image exists: dlopen, resolve, create, count. */
+static aotrun_status open_library(aotrun_model_library *lib,
+                                  aotrun_load_report *report,
+                                  aotrun_error *err) {
+  at_phase("image_written");
+  int64_t t = aotrun_load_clock_ns();
+  aotrun_status st = map_image(lib, err);
+  aotrun_load_report_add(report, AOTRUN_LOAD_DLOPEN, t);
+  if (st != AOTRUN_OK) return st;
+  at_phase("library_opened");
+  st = aotrun_container_api_resolve(lib->dl, label(lib), &lib->api, err);
+  if (st != AOTRUN_OK) return st;
+  t = aotrun_load_clock_ns();
+  st = create_container(lib, err);
+  aotrun_load_report_add(report, AOTRUN_LOAD_CONTAINER, t);
+  return st == AOTRUN_OK ? read_counts(lib, err) : st;
+}
+
+/* Everything about the arguments and the bytes that needs no side effect. */
+static aotrun_status check_load(const void *bytes, size_t size,
+                                const aotrun_model_library_config *c,
+                                int *is_cuda, aotrun_error *err) {
+  if (c == NULL || c->device == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "model library load: device is NULL");
+  if (strlen(c->device) >= AOTRUN_DEVICE_MAX ||
+      !valid_device(c->device, is_cuda))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "model library load: device \"%.*s\" is not "
+                            "\"cpu\", \"cuda\" or \"cuda:N\"",
+                            AOTRUN_DEVICE_MAX, c->device);
+  const char *what = c->name != NULL ? c->name : "model library";
+  if (size == 0 || bytes == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "%s is empty (%zu bytes)", what, size);
+  return aotrun_elf_check_shared_library(bytes, size, what, err);
+}
+
+/* The GPU portability check (kernel_arch.h); records the kernels found. */
+static aotrun_status check_kernels(const void *bytes, size_t size,
+                                   const aotrun_model_library_config *c,
+                                   aotrun_error *err) {
+  if (c->gpu_arch == 0 && c->report == NULL) return AOTRUN_OK;
+  aotrun_kernel_archs archs;
+  aotrun_kernel_archs_scan(bytes, size, &archs);
+  if (c->report != NULL) {
+    aotrun_kernel_archs_describe(&archs, c->report->kernels,
+                                 sizeof c->report->kernels);
+    c->report->gpu_arch = c->gpu_arch;
+  }
+  if (c->gpu_arch == 0) return AOTRUN_OK;
+  return aotrun_kernel_archs_check(&archs, c->gpu_arch,
+                                   c->name ? c->name : "model library",
+                                   c->device, err);
+}
+
+static aotrun_status write_image(aotrun_model_library *lib, const void *bytes,
+                                 size_t size,
+                                 const aotrun_model_library_config *c,
+                                 aotrun_error *err) {
+  int64_t t = aotrun_load_clock_ns();
+  aotrun_status st = aotrun_library_image_create(bytes, size, c->temp_file,
+                                                 &lib->image, err);
+  aotrun_load_report_add(c->report, AOTRUN_LOAD_LIBRARY_WRITE, t);
+  if (st != AOTRUN_OK) return st;
+  lib->path = lib->image.path;
+  if (c->report != NULL) {
+    c->report->library_bytes = size;
+    aotrun_load_report_text(c->report->image, sizeof c->report->image,
+                            aotrun_library_image_kind_name(lib->image.kind));
+    aotrun_load_report_text(c->report->image_note,
+                            sizeof c->report->image_note, lib->image.note);
+  }
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_model_library_load_with(
+    const void *bytes, size_t size, const aotrun_model_library_config *c,
+    aotrun_model_library **out, aotrun_error *err) {
   if (out == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "model library load: out is NULL");
   *out = NULL;
-  if (device == NULL)
-    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "model library load: device is NULL");
   int is_cuda = 0;
-  if (strlen(device) >= AOTRUN_DEVICE_MAX || !valid_device(device, &is_cuda))
-    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "model library load: device \"%.*s\" is not "
-                            "\"cpu\", \"cuda\" or \"cuda:N\"",
-                            AOTRUN_DEVICE_MAX, device);
-  if (size == 0 || bytes == NULL)
-    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "model library is empty (%zu bytes)", size);
-  aotrun_status st =
-      aotrun_elf_check_shared_library(bytes, size, "model library", err);
+  aotrun_status st = check_load(bytes, size, c, &is_cuda, err);
+  if (st == AOTRUN_OK) st = check_kernels(bytes, size, c, err);
   if (st != AOTRUN_OK) return st;
   st = aotrun_global_symbols_ensure(is_cuda, err);
   if (st != AOTRUN_OK) return aotrun_error_prefix(err, "loading model: ");
@@ -174,16 +264,25 @@ aotrun_status aotrun_model_library_load(const void *bytes, size_t size,
   if (lib == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory loading a model library");
-  snprintf(lib->device, sizeof lib->device, "%s", device);
-  st = aotrun_temp_file_create(bytes, size, "aotrun-model-", ".so", &lib->path,
-                               err);
-  if (st == AOTRUN_OK) st = open_library(lib, err);
+  lib->image.fd = -1;
+  snprintf(lib->device, sizeof lib->device, "%s", c->device);
+  aotrun_load_report_text(lib->name, sizeof lib->name, c->name);
+  st = write_image(lib, bytes, size, c, err);
+  if (st == AOTRUN_OK) st = open_library(lib, c->report, err);
   if (st != AOTRUN_OK) {
     release(lib);
     return st;
   }
   *out = lib;
   return AOTRUN_OK;
+}
+
+aotrun_status aotrun_model_library_load(const void *bytes, size_t size,
+                                        const char *device,
+                                        aotrun_model_library **out,
+                                        aotrun_error *err) {
+  aotrun_model_library_config c = {.device = device};
+  return aotrun_model_library_load_with(bytes, size, &c, out, err);
 }
 
 void aotrun_model_library_destroy(aotrun_model_library *lib) { release(lib); }
@@ -205,6 +304,10 @@ const char *aotrun_model_library_path(const aotrun_model_library *lib) {
   return lib ? lib->path : NULL;
 }
 
+const char *aotrun_model_library_image_kind(const aotrun_model_library *lib) {
+  return lib ? aotrun_library_image_kind_name(lib->image.kind) : NULL;
+}
+
 const char *aotrun_model_library_device(const aotrun_model_library *lib) {
   return lib ? lib->device : NULL;
 }
@@ -222,12 +325,12 @@ static aotrun_status check_run_args(const aotrun_model_library *lib,
                             "run: model library is NULL");
   if (num_inputs != lib->num_inputs)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "run: %s takes %zu inputs, got %zu", lib->path,
+                            "run: %s takes %zu inputs, got %zu", label(lib),
                             lib->num_inputs, num_inputs);
   if (num_outputs != lib->num_outputs)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "run: %s returns %zu outputs, got room for %zu",
-                            lib->path, lib->num_outputs, num_outputs);
+                            label(lib), lib->num_outputs, num_outputs);
   if ((num_inputs > 0 && inputs == NULL) ||
       (num_outputs > 0 && outputs == NULL))
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,

@@ -1,11 +1,13 @@
 /*
  * model_library.h: one AOTInductor model library, loaded from bytes.
  *
- * The bytes are written to a private temp file (mkstemp under $TMPDIR, 0600),
- * the shim library and libcudart are made global, the file is dlopened
- * RTLD_NOW|RTLD_LOCAL, the AOTInductorModelContainer* entry points are resolved
- * and a container is created. Every failure path and destroy close what was
- * opened and remove the temp file.
+ * The bytes are checked (a complete ELF shared library; with a GPU arch
+ * given, kernels this GPU can run), written to a memfd (or, where that is
+ * refused or the caller asks for it, a private temp file: library_image.h),
+ * the shim library and libcudart are made global, the image is dlopened
+ * RTLD_NOW|RTLD_LOCAL, the AOTInductorModelContainer* entry points are
+ * resolved and a container is created. Every failure path and destroy close
+ * what was opened and leave no file.
  */
 #ifndef AOTRUN_MODEL_LIBRARY_H
 #define AOTRUN_MODEL_LIBRARY_H
@@ -14,6 +16,7 @@
 #include <stdint.h>
 
 #include "aot_loader/aotrun_error.h"
+#include "aot_loader/load_report.h"
 #include "shim_lib/aotrun_shim.h"
 
 typedef struct aotrun_model_library aotrun_model_library;
@@ -35,11 +38,38 @@ typedef struct aotrun_constant_pair {
   AtenTensorHandle handle;
 } aotrun_constant_pair;
 
-/* device: "cuda", "cuda:N" or "cpu". */
+/* How to load (aotrun_model_library_load_with). Zero-initialised members
+ * give the defaults. */
+typedef struct aotrun_model_library_config {
+  const char *device; /* "cuda", "cuda:N" or "cpu" (required) */
+  const char *name;   /* names the library in messages ("forward.so");
+                         NULL: the path dlopen was given */
+  int temp_file;      /* 1: never a memfd (option library_temp_file) */
+  /* Compute capability of the GPU (major * 10 + minor, 90 for sm_90): the
+   * library must have kernels it can run (kernel_arch.h), checked before
+   * dlopen. 0: no check (cpu, or unknown). */
+  uint32_t gpu_arch;
+  /* NULL, or receives the library_write, dlopen and container phases,
+   * library_bytes, image kind and kernels (the rest is left alone). */
+  aotrun_load_report *report;
+} aotrun_model_library_config;
+
+aotrun_status aotrun_model_library_load_with(
+    const void *bytes, size_t size, const aotrun_model_library_config *config,
+    aotrun_model_library **out, aotrun_error *err);
+
+/* aotrun_model_library_load_with and only the device set. */
 aotrun_status aotrun_model_library_load(const void *bytes, size_t size,
                                         const char *device,
                                         aotrun_model_library **out,
                                         aotrun_error *err);
+
+/* Test seam: fn(ctx, phase) is called at "image_written" (the bytes are in
+ * their image, not yet dlopened) and "library_opened" (dlopened, no
+ * container yet) of every later load, until set again with NULL. For tests
+ * only (e.g. a child process stopped there and killed). */
+void aotrun_model_library_test_hook(void (*fn)(void *ctx, const char *phase),
+                                    void *ctx);
 /* Deletes the container, dlcloses, removes the temp file. Accepts NULL. */
 void aotrun_model_library_destroy(aotrun_model_library *lib);
 
@@ -47,8 +77,12 @@ size_t aotrun_model_library_num_inputs(const aotrun_model_library *lib);
 size_t aotrun_model_library_num_outputs(const aotrun_model_library *lib);
 int aotrun_model_library_has_run_single_threaded(
     const aotrun_model_library *lib);
-/* Path of the temp file while the library is loaded (for tests and logs). */
+/* The path dlopen was given ("/proc/self/fd/N" for a memfd or an unnamed
+ * temp file, else the temp file's name, already unlinked), valid while the
+ * library is loaded (for tests and logs). */
 const char *aotrun_model_library_path(const aotrun_model_library *lib);
+/* Where the bytes live: "memfd", "unnamed temp file" or "temp file". */
+const char *aotrun_model_library_image_kind(const aotrun_model_library *lib);
 /* The device string the container was created with. */
 const char *aotrun_model_library_device(const aotrun_model_library *lib);
 

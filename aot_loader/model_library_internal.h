@@ -10,13 +10,16 @@
 
 #include "aot_loader/aotrun_error.h"
 #include "aot_loader/container_api.h"
+#include "aot_loader/library_image.h"
 #include "aot_loader/model_library.h"
 
 #define AOTRUN_DEVICE_MAX 32
+#define AOTRUN_LIBRARY_NAME_MAX 128
 
 struct aotrun_model_library {
-  char *path;    /* temp file's name (for messages); unlinked once mapped */
-  int unlinked;  /* the temp file is gone: release must not unlink again */
+  aotrun_library_image image; /* the bytes dlopen mapped (memfd, file) */
+  const char *path;           /* image.path: what dlopen was given */
+  char name[AOTRUN_LIBRARY_NAME_MAX]; /* for messages: "forward.so" */
   void *dl;                          /* dlopen handle */
   aotrun_container_api api;          /* resolved entry points */
   aotrun_container_handle container; /* NULL until created */

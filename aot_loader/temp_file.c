@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 /* $TMPDIR when set and non-empty, else /tmp (what mkstemp users expect). */
-static const char *temp_dir(void) {
+const char *aotrun_temp_dir(void) {
   const char *dir = getenv("TMPDIR");
   return (dir != NULL && dir[0] != '\0') ? dir : "/tmp";
 }
 
-/* Writes all of buf, retrying short writes and EINTR. Returns 0 or errno. */
-static int write_all(int fd, const unsigned char *buf, size_t size) {
+int aotrun_write_all(int fd, const void *bytes, size_t size) {
+  const unsigned char *buf = bytes;
   while (size > 0) {
     /* Linux writes at most ~2 GiB per call; ask for 1 GiB at a time. */
     size_t chunk = size < ((size_t)1 << 30) ? size : ((size_t)1 << 30);
@@ -52,7 +52,7 @@ aotrun_status aotrun_temp_file_create(const void *bytes, size_t size,
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "temp file: NULL argument");
   *path_out = NULL;
-  const char *dir = temp_dir();
+  const char *dir = aotrun_temp_dir();
   char *path = make_template(dir, stem, suffix);
   if (path == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
@@ -67,7 +67,7 @@ aotrun_status aotrun_temp_file_create(const void *bytes, size_t size,
     free(path);
     return AOTRUN_ERR_ACCESS_FAILED;
   }
-  int e = write_all(fd, bytes, size);
+  int e = aotrun_write_all(fd, bytes, size);
   /* close() can report a delayed write error (NFS, quota): check it too. */
   if (close(fd) != 0 && e == 0) e = errno;
   if (e != 0) {

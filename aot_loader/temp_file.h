@@ -20,6 +20,13 @@ aotrun_status aotrun_temp_file_create(const void *bytes, size_t size,
                                       const char *stem, const char *suffix,
                                       char **path_out, aotrun_error *err);
 
+/* $TMPDIR when set and non-empty, else /tmp. */
+const char *aotrun_temp_dir(void);
+
+/* Writes all of bytes[0..size) to fd, retrying short writes and EINTR.
+ * Returns 0 or an errno value. */
+int aotrun_write_all(int fd, const void *bytes, size_t size);
+
 /* Unlinks the file and frees the path. Accepts NULL. */
 void aotrun_temp_file_remove(char *path);
 

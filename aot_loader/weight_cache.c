@@ -36,6 +36,7 @@ struct aotrun_weight_cache {
   aotrun_weight_ref *copies;
   size_t num_copies;
   size_t num_uploads;
+  uint64_t bytes_allocated[2]; /* [0] host, [1] cuda: monotonic */
 };
 
 /* ---- host memory ops ---------------------------------------------------- */
@@ -224,6 +225,8 @@ static aotrun_status new_copy(aotrun_weight_cache *c,
   c->copies = w;
   c->num_copies++;
   c->num_uploads++;
+  c->bytes_allocated[r->device_type == AOTRUN_DEVICE_TYPE_CPU ? 0 : 1] +=
+      r->nbytes;
   *out = w;
   return AOTRUN_OK;
 }
@@ -308,6 +311,24 @@ size_t aotrun_weight_cache_num_copies(const aotrun_weight_cache *cache) {
 
 size_t aotrun_weight_cache_num_uploads(const aotrun_weight_cache *cache) {
   return cache->num_uploads;
+}
+
+uint64_t aotrun_weight_cache_bytes_allocated(aotrun_weight_cache *cache,
+                                             int32_t device_type) {
+  pthread_mutex_lock(&cache->lock);
+  uint64_t n =
+      cache->bytes_allocated[device_type == AOTRUN_DEVICE_TYPE_CPU ? 0 : 1];
+  pthread_mutex_unlock(&cache->lock);
+  return n;
+}
+
+int aotrun_weight_cache_has_copy(aotrun_weight_cache *cache,
+                                 const aotrun_weight_request *req) {
+  char why[600];
+  pthread_mutex_lock(&cache->lock);
+  int found = find_copy(cache, req, why, sizeof why) != NULL;
+  pthread_mutex_unlock(&cache->lock);
+  return found;
 }
 
 void aotrun_weight_cache_destroy(aotrun_weight_cache *cache) {

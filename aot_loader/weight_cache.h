@@ -85,6 +85,14 @@ void aotrun_weight_cache_release(aotrun_weight_cache *cache,
 size_t aotrun_weight_cache_num_copies(const aotrun_weight_cache *cache);
 size_t aotrun_weight_cache_num_uploads(const aotrun_weight_cache *cache);
 
+/* Bytes allocated for copies in the memory of device_type so far (only
+ * grows; the difference around a bind is what that bind added). */
+uint64_t aotrun_weight_cache_bytes_allocated(aotrun_weight_cache *cache,
+                                             int32_t device_type);
+/* 1 when acquire(req) would reuse a copy instead of allocating one. */
+int aotrun_weight_cache_has_copy(aotrun_weight_cache *cache,
+                                 const aotrun_weight_request *req);
+
 /* Frees every copy, referenced or not. Accepts NULL. */
 void aotrun_weight_cache_destroy(aotrun_weight_cache *cache);
 

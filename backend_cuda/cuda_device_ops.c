@@ -101,8 +101,53 @@ const aotrun_device_ops *aotrun_cuda_memory_ops(void) {
   return &kOps;
 }
 
+/* ---- load-time checks (docs/loading.md) ---- */
+
+/* cudaMemGetInfo reports on the current device: make `device` current. */
+static aotrun_status runner_free_memory(void *ctx, int32_t device,
+                                        uint64_t *free_bytes,
+                                        aotrun_error *err) {
+  (void)ctx;
+  size_t free_b = 0, total = 0;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cudaMemGetInfo on cuda:%d failed: %s",
+                            (int)device, cudaGetErrorString(e));
+  }
+  *free_bytes = free_b;
+  return AOTRUN_OK;
+}
+
+static aotrun_status runner_compute_capability(void *ctx, int32_t device,
+                                               uint32_t *arch,
+                                               aotrun_error *err) {
+  (void)ctx;
+  int major = 0, minor = 0;
+  cudaError_t e =
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                               device);
+  if (e != cudaSuccess || major <= 0 || minor < 0) {
+    (void)cudaGetLastError();
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cannot read the compute capability of cuda:%d: "
+                            "%s",
+                            (int)device, cudaGetErrorString(e));
+  }
+  *arch = (uint32_t)(major * 10 + minor);
+  return AOTRUN_OK;
+}
+
 aotrun_runner_device_ops aotrun_cuda_runner_ops(aotrun_cuda_timing *timing) {
-  aotrun_runner_device_ops ops = {timing, runner_copy, runner_sync,
-                                  aotrun_cuda_memory_ops()};
+  aotrun_runner_device_ops ops = {timing,
+                                  runner_copy,
+                                  runner_sync,
+                                  aotrun_cuda_memory_ops(),
+                                  runner_free_memory,
+                                  runner_compute_capability};
   return ops;
 }

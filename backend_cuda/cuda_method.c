@@ -91,6 +91,7 @@ static aotrun_status make_runner(aotrun_method *m, const void *manifest,
       .device = m->device_str,
       .ops = aotrun_cuda_runner_ops(&m->timing),
       .weight_cache = cache,
+      .library_temp_file = m->opts.library_temp_file,
   };
   return aotrun_method_runner_create(&config, &m->runner, err);
 }
@@ -240,6 +241,18 @@ aotrun_status aotrun_cuda_method_set_option(aotrun_method *m,
   }
 }
 
+/* The read-only STRING options' values (owned by the method). */
+static const char *read_only_text(aotrun_method *m, aotrun_cuda_option_id id) {
+  switch (id) {
+    case AOTRUN_CUDA_OPT_GRAPH_BYTES:
+      return aotrun_graph_state_memory_report(m->graph);
+    case AOTRUN_CUDA_OPT_LOAD_REPORT:
+      return aotrun_method_runner_load_report(m->runner);
+    default:
+      return aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
+  }
+}
+
 aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
                                             aotrun_option *out) {
   if (m == NULL || out == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
@@ -247,14 +260,12 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
   aotrun_cuda_option_id id;
   aotrun_status st = aotrun_cuda_option_find(key, 0, 0, 1, &id, &m->err);
   if (st != AOTRUN_OK) return st;
-  if (id == AOTRUN_CUDA_OPT_GRAPH_PHASE || id == AOTRUN_CUDA_OPT_GRAPH_BYTES) {
+  if (id == AOTRUN_CUDA_OPT_GRAPH_PHASE || id == AOTRUN_CUDA_OPT_GRAPH_BYTES ||
+      id == AOTRUN_CUDA_OPT_LOAD_REPORT) {
     memset(out, 0, sizeof *out);
     out->key = aotrun_cuda_option_key(id);
     out->type = AOTRUN_OPTION_STRING;
-    out->string_value =
-        id == AOTRUN_CUDA_OPT_GRAPH_BYTES
-            ? aotrun_graph_state_memory_report(m->graph)
-            : aotrun_graph_phase_name(aotrun_graph_state_phase(m->graph));
+    out->string_value = read_only_text(m, id);
     return AOTRUN_OK;
   }
   if (id == AOTRUN_CUDA_OPT_GPU_TIMING ||

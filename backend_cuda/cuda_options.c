@@ -41,6 +41,11 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
                                       WHERE_BOTH, WHERE_BOTH},
     [AOTRUN_CUDA_OPT_GRAPH_BYTES] = {"cuda_graph_bytes", AOTRUN_OPTION_STRING,
                                      0, WHERE_METHOD},
+    [AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE] = {"library_temp_file",
+                                           AOTRUN_OPTION_BOOL, WHERE_BACKEND,
+                                           WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_LOAD_REPORT] = {"load_report", AOTRUN_OPTION_STRING, 0,
+                                     WHERE_METHOD},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -111,7 +116,8 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "share_weights, log_level, recapture, "
                           "cuda_graph_phase, weight_copies, gpu_timing, "
                           "last_gpu_time_ns, cuda_graph_shapes, "
-                          "cuda_graph_bytes)",
+                          "cuda_graph_bytes, library_temp_file, "
+                          "load_report)",
                           key);
 }
 
@@ -206,6 +212,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
       return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       return parse_level(opt->string_value, &o->log_level, err);
+    case AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE:
+      o->library_temp_file = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -238,6 +247,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_SHARE_WEIGHTS:
       out->bool_value = o->share_weights;
+      break;
+    case AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE:
+      out->bool_value = o->library_temp_file;
       break;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       out->string_value =

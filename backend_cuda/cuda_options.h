@@ -29,6 +29,11 @@
  *   weight_copies                  INT     method, read  device copies in
  *        the method's weight cache (shared by the program's methods with
  *        share_weights: one per FQN and layout)
+ *   library_temp_file              BOOL    backend-wide  1: write model
+ *        libraries to a temp file under $TMPDIR instead of a memfd
+ *        (default 0; docs/loading.md); read on a method
+ *   load_report                    STRING  method, read  the method's
+ *        load report: one JSON object (phase times, bytes; docs/loading.md)
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -56,6 +61,8 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_LAST_GPU_TIME,
   AOTRUN_CUDA_OPT_GRAPH_SHAPES,
   AOTRUN_CUDA_OPT_GRAPH_BYTES,
+  AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE,
+  AOTRUN_CUDA_OPT_LOAD_REPORT,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -70,6 +77,7 @@ typedef struct aotrun_cuda_options {
   int32_t share_weights;
   int32_t log_level; /* AOTRUN_LOG_* */
   int32_t graph_shapes; /* cuda_graph_shapes */
+  int32_t library_temp_file;
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

@@ -47,6 +47,7 @@ enum {
   CLI_OPT_DEVICE_IO = 1 << 10,    /* --device-io: tensors in device memory */
   CLI_OPT_JSON = 1 << 11,         /* --json: one JSON object on stdout */
   CLI_OPT_NO_GPU_TIME = 1 << 12,  /* --no-gpu-time: no gpu_timing option */
+  CLI_OPT_LOAD = 1 << 13,         /* --load (inspect): load, print report */
 };
 
 typedef struct cli_options {
@@ -62,7 +63,7 @@ typedef struct cli_options {
   const char *options[CLI_MAX_LIST];
   size_t num_options;
   long iterations, warmup, calls;
-  int device_io, json, no_gpu_time; /* the value-less flags, 0 or 1 */
+  int device_io, json, no_gpu_time, load; /* value-less flags, 0 or 1 */
 } cli_options;
 
 /* Parses argv[first..argc) accepting the `allowed` options and
@@ -195,6 +196,10 @@ int cli_fail(int code, const char *fmt, ...)
 /* Exit code for a failed backend call: bad program/input statuses map to
  * CLI_EXIT_PROGRAM, everything else to CLI_EXIT_EXECUTE. */
 int cli_exit_for_status(aotrun_status s);
+
+/* inspect --load (cli_inspect_load.c): opens the method like run and
+ * prints the backend's load report. Returns a CLI exit code. */
+int cli_inspect_load(const cli_options *opts);
 
 /* Applies each --option KEY=VALUE to `backend` (backend-wide, before init).
  * VALUE "true"/"false" is a bool, a decimal integer an int, anything else a

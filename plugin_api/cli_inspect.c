@@ -2,7 +2,8 @@
  * cli_inspect.c: `aotrun inspect PROGRAM [--json]`: what the manifest
  * declares (methods, inputs/outputs, dynamic-dim ranges, constants), the
  * weights several methods share, and the aoti_torch_* shim functions each
- * method's library imports, checked against the shim library's exports.
+ * method's library imports, checked against the shim library's exports;
+ * with --load, then the backend's load report (cli_inspect_load.c).
  *
  * Nothing of the program runs: the libraries' dynamic symbols are read from
  * their bytes (cli_elf.c), through the same named-data service as `run`
@@ -560,18 +561,29 @@ static int inspect(const cli_options *o, const aotrun_host_api *host,
 
 int cli_inspect(int argc, char **argv) {
   cli_options o;
-  int rc = cli_parse(argc, argv, 2, CLI_OPT_JSON, 1, &o);
+  const unsigned load_opts =
+      CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_OPTION;
+  int rc = cli_parse(argc, argv, 2, CLI_OPT_JSON | load_opts | CLI_OPT_LOAD,
+                     1, &o);
   if (rc != CLI_EXIT_OK) return rc;
+  if (!o.load && (o.num_plugins || o.backend || o.num_options ||
+                  strcmp(o.method, "forward") != 0))
+    return cli_fail(CLI_EXIT_USAGE, "inspect: --plugin, --backend, --method "
+                    "and --option need --load");
   char path[4200];
   int n = snprintf(path, sizeof path, "%s/manifest.json", o.program);
   if (n < 0 || (size_t)n >= sizeof path)
     return cli_fail(CLI_EXIT_PROGRAM, "program path too long (%zu bytes, "
                     "at most %zu)", strlen(o.program),
                     sizeof path - sizeof "/manifest.json");
+  if (o.load && o.json)
+    return cli_fail(CLI_EXIT_USAGE, "inspect: --json and --load cannot be "
+                    "combined (the load report is printed as text)");
   aotrun_program_dir *dir = NULL;
   if (aotrun_program_dir_open(o.program, &dir) != AOTRUN_OK)
     return cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());
   rc = inspect(&o, aotrun_program_dir_host_api(dir), path);
   aotrun_program_dir_close(dir);
-  return rc;
+  if (rc != CLI_EXIT_OK) return rc;
+  return o.load ? cli_inspect_load(&o) : CLI_EXIT_OK;
 }

@@ -26,10 +26,12 @@ static const struct {
     {"--device-io", CLI_OPT_DEVICE_IO},
     {"--json", CLI_OPT_JSON},
     {"--no-gpu-time", CLI_OPT_NO_GPU_TIME},
+    {"--load", CLI_OPT_LOAD},
 };
 
 /* Options that take no value. */
-#define CLI_FLAGS (CLI_OPT_DEVICE_IO | CLI_OPT_JSON | CLI_OPT_NO_GPU_TIME)
+#define CLI_FLAGS \
+  (CLI_OPT_DEVICE_IO | CLI_OPT_JSON | CLI_OPT_NO_GPU_TIME | CLI_OPT_LOAD)
 
 /* A decimal count in [min, max]; the message names the option, the value
  * and the limit. */
@@ -115,6 +117,7 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
       if (flag == CLI_OPT_DEVICE_IO) out->device_io = 1;
       if (flag == CLI_OPT_JSON) out->json = 1;
       if (flag == CLI_OPT_NO_GPU_TIME) out->no_gpu_time = 1;
+      if (flag == CLI_OPT_LOAD) out->load = 1;
       continue;
     }
     if (i + 1 >= argc)

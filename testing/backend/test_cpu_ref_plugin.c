@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "plugin_api/aotrun_host.h"
 #include "testing/backend/program_fixture.h"
 
@@ -499,13 +501,71 @@ static void test_options_not_found(void **state) {
   assert_int_equal(c->api->set_option(c->method, &opt), AOTRUN_ERR_NOT_FOUND);
   assert_string_equal(c->api->last_error(c->method),
                       "backend cpu_ref has no option "
-                      "'enable_cuda_graph_for_method' (it has no options)");
+                      "'enable_cuda_graph_for_method' (its only option is "
+                      "the read-only method option load_report)");
   aotrun_option out;
   assert_int_equal(c->api->get_option(NULL, "log_level", &out),
                    AOTRUN_ERR_NOT_FOUND);
   assert_string_equal(c->api->last_error(NULL),
-                      "backend cpu_ref has no option 'log_level' (it has no "
-                      "options)");
+                      "backend cpu_ref has no option 'log_level' (its only "
+                      "option is the read-only method option load_report)");
+}
+
+static double number(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!cJSON_IsNumber(v)) fail_msg("load report: %s is not a number", key);
+  return v->valuedouble;
+}
+
+static const char *text(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!cJSON_IsString(v)) fail_msg("load report: %s is not a string", key);
+  return v->valuestring;
+}
+
+/* The load report through the ABI: the read-only method option
+ * load_report, one JSON object (docs/loading.md). */
+static void test_load_report(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  aotrun_option out;
+  assert_int_equal(c->api->get_option(c->method, "load_report", &out),
+                   AOTRUN_OK);
+  assert_string_equal(out.key, "load_report");
+  assert_int_equal(out.type, AOTRUN_OPTION_STRING);
+  cJSON *r = cJSON_Parse(out.string_value);
+  assert_non_null(r);
+  assert_string_equal(text(r, "method"), "forward");
+  assert_string_equal(text(r, "library"), "forward.so");
+  assert_string_equal(text(r, "device"), "cpu");
+  assert_string_equal(text(r, "library_image"), "memfd");
+  assert_string_equal(text(r, "weights_path"), "user_managed");
+  assert_string_equal(text(r, "kernels"), "none");
+  double lib = number(r, "library_bytes");
+  assert_true(lib > 1000);
+  /* The fixture's four cpu constants: 48 + 12 + 8 + 4 bytes. */
+  assert_true(number(r, "host_bytes") == lib + 72);
+  assert_true(number(r, "device_bytes") == 0);
+  assert_true(number(r, "weights_file_bytes") > 72);
+  const char *phases[] = {"library_write_ns", "dlopen_ns", "container_ns",
+                          "weight_read_ns", "weight_upload_ns"};
+  double sum = 0;
+  for (size_t i = 0; i < 5; i++) {
+    assert_true(number(r, phases[i]) >= 0);
+    sum += number(r, phases[i]);
+  }
+  assert_true(number(r, "dlopen_ns") > 0);
+  assert_true(number(r, "total_ns") >= sum);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r, "first_run_ns")));
+  cJSON_Delete(r);
+  /* Read-only, and only on a method. */
+  aotrun_option set = {"load_report", AOTRUN_OPTION_STRING, 0, 0, "x"};
+  assert_int_equal(c->api->set_option(c->method, &set),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(c->api->last_error(c->method),
+                      "option 'load_report' is read-only");
+  assert_int_equal(c->api->get_option(NULL, "load_report", &out),
+                   AOTRUN_ERR_NOT_SUPPORTED);
 }
 
 /* The fixture's manifest with a range on s0 (docs/program-format.md,
@@ -570,6 +630,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_hostile_host_api, setup, teardown),
       cmocka_unit_test_setup_teardown(test_empty_input_null_data, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_load_report, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

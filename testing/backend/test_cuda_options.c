@@ -28,6 +28,46 @@ static void test_defaults(void **state) {
   assert_int_equal(out.bool_value, 1);
 }
 
+/* Issue 15: library_temp_file is set backend-wide and read anywhere;
+ * load_report is read on a method only. */
+static void test_loading_options(void **state) {
+  (void)state;
+  aotrun_cuda_options o;
+  aotrun_cuda_options_default(&o);
+  aotrun_cuda_option_id id;
+  aotrun_option out;
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE, &out);
+  assert_int_equal(out.bool_value, 0);
+  assert_int_equal(aotrun_cuda_option_find("library_temp_file",
+                                           AOTRUN_OPTION_BOOL, 1, 0, &id,
+                                           &err),
+                   AOTRUN_OK);
+  aotrun_option set = {"library_temp_file", AOTRUN_OPTION_BOOL, 1, 0, NULL};
+  assert_int_equal(aotrun_cuda_options_store(&o, id, &set, &err), AOTRUN_OK);
+  aotrun_cuda_options_read(&o, id, &out);
+  assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 1);
+  assert_int_equal(aotrun_cuda_option_find("library_temp_file",
+                                           AOTRUN_OPTION_BOOL, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_int_equal(aotrun_cuda_option_find("library_temp_file", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(aotrun_cuda_option_find("load_report", 0, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(aotrun_cuda_option_type(id), AOTRUN_OPTION_STRING);
+  assert_int_equal(aotrun_cuda_option_find("load_report",
+                                           AOTRUN_OPTION_STRING, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message, "option 'load_report' is read-only");
+  assert_int_equal(aotrun_cuda_option_find("load_report", 0, 0, 0, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+}
+
 static void test_unknown_key(void **state) {
   (void)state;
   aotrun_cuda_option_id id;
@@ -41,7 +81,8 @@ static void test_unknown_key(void **state) {
                       "share_weights, log_level, recapture, "
                       "cuda_graph_phase, weight_copies, gpu_timing, "
                       "last_gpu_time_ns, cuda_graph_shapes, "
-                      "cuda_graph_bytes)");
+                      "cuda_graph_bytes, library_temp_file, "
+                      "load_report)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
@@ -214,6 +255,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
       cmocka_unit_test(test_unknown_key),
+      cmocka_unit_test(test_loading_options),
       cmocka_unit_test(test_wrong_type),
       cmocka_unit_test(test_where_options_apply),
       cmocka_unit_test(test_method_lists),

@@ -3,7 +3,8 @@
 # (Debian: apt-get install clang libclang-rt-14-dev; tools/setup.sh).
 # testing/run_tests.sh runs every target for 15 s (AOTRUN_FUZZ_SECONDS).
 #   testing/fuzz/run_fuzz.sh [TARGET|all|list] [SECONDS]   (defaults: all, 60)
-# TARGET is one of: manifest safetensors fqn npy st_file elf inputs plugin_abi.
+# TARGET is one of: manifest safetensors fqn npy st_file elf inputs plugin_abi
+# kernel_arch.
 # plugin_abi also needs Bazel (it loads the Bazel-built shim and fixture
 # model; extra Bazel flags: AOTRUN_BAZEL_FLAGS). Each target runs for
 # SECONDS on a scratch copy of testing/fuzz/corpus_TARGET/ (the checked-in
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-all}
 secs=${2:-60}
-all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi"
+all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi kernel_arch"
 if [ "$target" = list ]; then echo "$all_targets"; exit 0; fi
 command -v clang >/dev/null || { echo "run_fuzz: clang is not installed"; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
@@ -42,6 +43,7 @@ sources_for() {
       plugin_api/host_logger.c plugin_api/host_method.c \
       plugin_api/program_dir.c plugin_api/host_error.c plugin_api/host_file.c \
       testing/backend/program_fixture.c ;;
+    kernel_arch) echo aot_loader/kernel_arch.c aot_loader/aotrun_error.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
        return 1 ;;
   esac

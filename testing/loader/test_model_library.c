@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "aot_loader/library_image.h"
 #include "aot_loader/model_library.h"
 #include "testing/loader/loader_test_util.h"
 
@@ -170,13 +171,23 @@ static void test_load_run_destroy_with_blob(void **state) {
   aotrun_model_library_destroy(NULL); /* accepted */
 }
 
-/* The temp copy is private (name under $TMPDIR) and already unlinked
- * once the load returns: a process killed while the model is loaded (or a
+/* With memfd and O_TMPFILE refused (library_image.h), the copy is a named
+ * temp file: private (name under $TMPDIR) and already unlinked once the
+ * load returns, so a process killed while the model is loaded (or a
  * constructor that crashes) leaves nothing in the temp directory. */
 static void test_temp_file_is_private(void **state) {
   (void)state;
   const char *dir = getenv("TMPDIR"); /* this test's fresh directory */
-  aotrun_model_library *lib = load_ok(FULL);
+  aotrun_library_image_test_refuse(1u << AOTRUN_IMAGE_UNNAMED_FILE);
+  aotrun_model_library_config c = {.device = "cpu", .temp_file = 1};
+  aotrun_model_library *lib = NULL;
+  aotrun_error err;
+  assert_int_equal(aotrun_model_library_load_with(g_fix[FULL].data,
+                                                  g_fix[FULL].size, &c, &lib,
+                                                  &err),
+                   AOTRUN_OK);
+  aotrun_library_image_test_refuse(0);
+  assert_string_equal(aotrun_model_library_image_kind(lib), "temp file");
   char path[4200];
   snprintf(path, sizeof path, "%s", aotrun_model_library_path(lib));
   char prefix[4200];
@@ -575,20 +586,27 @@ static void test_bad_arguments(void **state) {
   assert_null(lib);
 }
 
+/* The default image is a memfd: a missing $TMPDIR does not matter. With
+ * library_temp_file both on-disk kinds fail, naming the directory. */
 static void test_unwritable_tmpdir(void **state) {
   (void)state;
   const char *dir = getenv("TMPDIR");
   char missing[4200];
   snprintf(missing, sizeof missing, "%s/does-not-exist", dir);
   setenv("TMPDIR", missing, 1);
+  aotrun_model_library *lib = load_ok(FULL);
+  assert_string_equal(aotrun_model_library_image_kind(lib), "memfd");
+  aotrun_model_library_destroy(lib);
   const test_bytes *f = &g_fix[FULL];
   aotrun_error err;
-  aotrun_model_library *lib = NULL;
+  lib = NULL;
+  aotrun_model_library_config c = {.device = "cpu", .temp_file = 1};
   assert_int_equal(
-      aotrun_model_library_load(f->data, f->size, "cpu", &lib, &err),
+      aotrun_model_library_load_with(f->data, f->size, &c, &lib, &err),
       AOTRUN_ERR_ACCESS_FAILED);
   assert_contains(err.message, "cannot create a temp file in ");
   assert_contains(err.message, "does-not-exist");
+  assert_contains(err.message, "unnamed temp file: O_TMPFILE in ");
   assert_null(lib);
   setenv("TMPDIR", dir, 1);
 }

@@ -3,7 +3,8 @@
  * plugin over aot_loader/method_runner with device "cpu". It runs programs
  * whose model libraries were built for the CPU (the C fixture model in CI),
  * through the same ABI and loading path as the CUDA backend, so a host can
- * swap one for the other. It has no options.
+ * swap one for the other. Its one option is the read-only method option
+ * load_report (a JSON string, docs/loading.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,24 +76,44 @@ static void cpu_ref_destroy(aotrun_method *m) {
   free(m);
 }
 
+#define LOAD_REPORT "load_report"
+
 static aotrun_status no_such_option(aotrun_method *m, const char *key) {
   /* Backend-wide (m == NULL): reported like a failed init. */
   aotrun_error *err = m != NULL ? &m->err : &g_init_error;
   return aotrun_error_set(err, AOTRUN_ERR_NOT_FOUND,
-                          "backend cpu_ref has no option '%s' (it has no "
-                          "options)",
+                          "backend cpu_ref has no option '%s' (its only "
+                          "option is the read-only method option "
+                          "load_report)",
                           key != NULL ? key : "(null)");
 }
 
 static aotrun_status cpu_ref_set_option(aotrun_method *m,
                                         const aotrun_option *option) {
-  return no_such_option(m, option != NULL ? option->key : NULL);
+  const char *key = option != NULL ? option->key : NULL;
+  if (key != NULL && strcmp(key, LOAD_REPORT) == 0)
+    return aotrun_error_set(m != NULL ? &m->err : &g_init_error,
+                            AOTRUN_ERR_NOT_SUPPORTED,
+                            "option 'load_report' is read-only");
+  return no_such_option(m, key);
 }
 
 static aotrun_status cpu_ref_get_option(aotrun_method *m, const char *key,
                                         aotrun_option *out) {
-  (void)out;
-  return no_such_option(m, key);
+  if (key == NULL || strcmp(key, LOAD_REPORT) != 0)
+    return no_such_option(m, key);
+  if (m == NULL)
+    return aotrun_error_set(&g_init_error, AOTRUN_ERR_NOT_SUPPORTED,
+                            "option 'load_report' can only be read on a "
+                            "method handle");
+  if (out == NULL)
+    return aotrun_error_set(&m->err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "get_option: out is NULL");
+  memset(out, 0, sizeof *out);
+  out->key = LOAD_REPORT;
+  out->type = AOTRUN_OPTION_STRING;
+  out->string_value = aotrun_method_runner_load_report(m->runner);
+  return AOTRUN_OK;
 }
 
 static aotrun_status cpu_ref_get_num_io(const aotrun_method *m, int32_t kind,
