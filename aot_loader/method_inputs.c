@@ -8,6 +8,7 @@
 
 #include "aot_loader/dim_ranges.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,18 @@ static aotrun_status check_one_input(const aotrun_method_runner *r, size_t i,
   if (t->data == NULL && bytes > 0)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "input %zu (%s) has no data", i, decl->name);
+  /* Kernels (and C models) load whole elements: a misaligned start is
+   * undefined behaviour there, so it is refused here. */
+  size_t item = aotrun_dl_itemsize(t->dtype);
+  uintptr_t start = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+  if (t->data != NULL && bytes > 0 && item > 1 && item <= 16 &&
+      start % item != 0)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "input %zu (%s) starts at an address that is not "
+                            "a multiple of its %zu-byte element size (data "
+                            "%p + byte_offset %llu)",
+                            i, decl->name, item, t->data,
+                            (unsigned long long)t->byte_offset);
   return aotrun_runner_check_device(r, "input", i, decl->name, t->device,
                                     err);
 }

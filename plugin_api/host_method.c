@@ -179,6 +179,21 @@ static aotrun_status check_tensors(const aotrun_host_method *m, int32_t kind,
   return AOTRUN_OK;
 }
 
+/* The caller's count of `kind` tensors against the method's (when the
+ * plugin can say; otherwise the plugin's execute checks it). */
+static aotrun_status check_count(const aotrun_host_method *m, int32_t kind,
+                                 size_t given) {
+  size_t want = 0;
+  if (!AOTRUN_BACKEND_CAN(m->backend, get_num_io) ||
+      m->backend->api->get_num_io(m->handle, kind, &want) != AOTRUN_OK ||
+      want == given)
+    return AOTRUN_OK;
+  return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                          "backend '%s': execute got %zu %ss, the method "
+                          "takes %zu",
+                          m->backend->name, given, kind_name(kind), want);
+}
+
 aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
                                          const DLTensor *inputs,
                                          size_t num_inputs, DLTensor *outputs,
@@ -190,7 +205,12 @@ aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
   if (!AOTRUN_BACKEND_CAN(m->backend, execute))
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                             "backend '%s' has no execute", m->backend->name);
-  aotrun_status s = check_tensors(m, AOTRUN_IO_INPUT, inputs, num_inputs);
+  /* The counts first: the checks below read every tensor the caller says
+   * it passes, so a count above the method's must be refused before. */
+  aotrun_status s = check_count(m, AOTRUN_IO_INPUT, num_inputs);
+  if (s == AOTRUN_OK) s = check_count(m, AOTRUN_IO_OUTPUT, num_outputs);
+  if (s != AOTRUN_OK) return s;
+  s = check_tensors(m, AOTRUN_IO_INPUT, inputs, num_inputs);
   if (s == AOTRUN_OK)
     s = check_tensors(m, AOTRUN_IO_OUTPUT, outputs, num_outputs);
   if (s != AOTRUN_OK) return s;

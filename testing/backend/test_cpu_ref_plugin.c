@@ -335,6 +335,22 @@ static void test_aliased_outputs(void **state) {
   assert_int_equal(execute(c, &t), AOTRUN_OK); /* still usable */
 }
 
+/* A float input whose first element is not 4-byte aligned is refused
+ * before a kernel (here the C fixture) loads from it. */
+static void test_misaligned_input_refused(void **state) {
+  ctx *c = *state;
+  init_forward(c);
+  call_io t;
+  make_call(&t, 2, 2);
+  t.in[0].byte_offset = 1;
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(c->api->last_error(c->method),
+                         "input 0 (x) starts at an address that is not a "
+                         "multiple of its 4-byte element size"));
+  make_call(&t, 2, 2);
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+}
+
 static void test_io_info(void **state) {
   ctx *c = *state;
   init_forward(c);
@@ -620,6 +636,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_model_failure_reported, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_aliased_outputs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_misaligned_input_refused, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_io_info, setup, teardown),
       cmocka_unit_test_setup_teardown(test_init_failures_leave_nothing, setup,
                                       teardown),
