@@ -336,10 +336,10 @@ def test_input_count_errors(prog):
     x = rand_x(2)
     with pytest.raises(aotrun.InvalidArgumentError) as e:
         prog.run("forward", x, x)
-    assert "method forward takes 1 inputs, got 2" in str(e.value)
+    assert "execute got 2 inputs, the method takes 1" in str(e.value)
     with pytest.raises(aotrun.InvalidArgumentError) as e:
         prog.run("forward")
-    assert "method forward takes 1 inputs, got 0" in str(e.value)
+    assert "execute got 0 inputs, the method takes 1" in str(e.value)
 
 
 def test_error_classes():
