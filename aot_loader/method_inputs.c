@@ -166,7 +166,9 @@ aotrun_status aotrun_method_runner_check_inputs(const aotrun_method_runner *r,
                             "method %s: the inputs array is NULL", r->method);
   size_t max = 0;
   for (size_t i = 0; i < num_inputs; i++) max += (size_t)r->io[0][i].ndim;
-  binding *b = calloc(max + 1, sizeof *b);
+  /* On the stack for the usual few dims: no heap work per execute. */
+  binding stack[64];
+  binding *b = max < 64 ? stack : calloc(max + 1, sizeof *b);
   if (b == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory checking the inputs of %s",
@@ -175,7 +177,7 @@ aotrun_status aotrun_method_runner_check_inputs(const aotrun_method_runner *r,
   aotrun_status st = AOTRUN_OK;
   for (size_t i = 0; i < num_inputs && st == AOTRUN_OK; i++)
     st = check_one_input(r, i, &inputs[i], b, &nb, err);
-  free(b);
+  if (b != stack) free(b);
   /* Ranges and relations last: every input has its rank and sizes >= 0. */
   if (st == AOTRUN_OK)
     st = aotrun_dim_ranges_check(r->pm, inputs, num_inputs, err);
