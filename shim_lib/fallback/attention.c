@@ -355,6 +355,25 @@ static AOTITorchError flash_common(attn_call *c, attn_outs *o, int is_causal,
   return run(c, &r);
 }
 
+/* The flash entry points' shared check: the inputs (no bias), and no
+ * debug mask (ATen returns one only with dropout, which is refused). */
+static AOTITorchError check_flash_inputs(attn_call *c, const char *op,
+                                         int seq_major, AtenTensorHandle query,
+                                         AtenTensorHandle key,
+                                         AtenTensorHandle value,
+                                         double dropout_p,
+                                         int32_t return_debug_mask) {
+  AOTITorchError err = check_inputs(c, op, seq_major, query, key, value, NULL,
+                                    NULL, dropout_p);
+  if (err) return err;
+  if (return_debug_mask)
+    return aotrun_shim_fail(
+        "%s: return_debug_mask=True is not supported (ATen returns the "
+        "mask only with dropout)",
+        op);
+  return AOTI_TORCH_SUCCESS;
+}
+
 AOTRUN_SHIM_API AOTITorchError
 aoti_torch_cuda__scaled_dot_product_flash_attention(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
@@ -379,14 +398,9 @@ aoti_torch_cuda__scaled_dot_product_flash_attention(
                             ret4 == NULL ? "ret4" : "ret5",
                             ret4 == NULL ? "max_q" : "max_k");
   attn_call c;
-  if ((err = check_inputs(&c, op, 0, query, key, value, NULL, NULL,
-                          dropout_p)))
+  if ((err = check_flash_inputs(&c, op, 0, query, key, value, dropout_p,
+                                return_debug_mask)))
     return err;
-  if (return_debug_mask)
-    return aotrun_shim_fail(
-        "%s: return_debug_mask=True is not supported (ATen returns the "
-        "mask only with dropout)",
-        op);
   attn_outs o = {0};
   err = new_undefined(op, &o, ret2, "cum_seq_q");
   if (!err) err = new_undefined(op, &o, ret3, "cum_seq_k");
@@ -438,14 +452,9 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__flash_attention_forward(
         op, window_size_left ? (long long)*window_size_left : -1LL,
         window_size_right ? (long long)*window_size_right : -1LL);
   attn_call c;
-  if ((err = check_inputs(&c, op, 1, query, key, value, NULL, NULL,
-                          dropout_p)))
+  if ((err = check_flash_inputs(&c, op, 1, query, key, value, dropout_p,
+                                return_debug_mask)))
     return err;
-  if (return_debug_mask)
-    return aotrun_shim_fail(
-        "%s: return_debug_mask=True is not supported (ATen returns the "
-        "mask only with dropout)",
-        op);
   attn_outs o = {0};
   err = flash_common(&c, &o, is_causal, scale, ret0, ret1, ret2, ret3, ret4);
   if (err) outs_drop(&o);
