@@ -94,25 +94,9 @@ static aotrun_status staged_input(aotrun_method_runner *r, const DLTensor *t,
   return AOTRUN_OK;
 }
 
-/* Whether handles[i] also sits at an earlier index. */
-static int seen_before(AtenTensorHandle *handles, size_t i) {
-  for (size_t k = 0; k < i; k++)
-    if (handles[k] == handles[i]) return 1;
-  return 0;
-}
-
-/* A model that returns one buffer twice (`return y, y`, or y and a reshape
- * of y to its own shape) puts the same handle in two output slots (2.11's
- * generate_return: output_handles[j] = output_handles[i]); it is one
- * reference, deleted once. n is the output count: quadratic is fine. */
 void aotrun_method_runner_delete_handles(AtenTensorHandle *handles,
                                          size_t n) {
-  if (handles == NULL) return;
-  for (size_t i = 0; i < n; i++) {
-    if (handles[i] != NULL && !seen_before(handles, i))
-      aoti_torch_delete_tensor_object(handles[i]);
-  }
-  for (size_t i = 0; i < n; i++) handles[i] = NULL;
+  aotrun_model_library_delete_outputs(handles, n);
 }
 
 /* Fresh handles for one call: views of model-device memory, staged copies

@@ -346,9 +346,9 @@ static aotrun_status check_run_args(const aotrun_model_library *lib,
   return AOTRUN_OK;
 }
 
-/* After a failed run, hand nothing back: delete any output the model had
- * already written before it failed. */
-static void drop_outputs(AtenTensorHandle *outputs, size_t n) {
+void aotrun_model_library_delete_outputs(AtenTensorHandle *outputs,
+                                         size_t n) {
+  if (outputs == NULL) return;
   aotrun_delete_tensor_fn del = aotrun_global_symbols_shim_delete_tensor();
   for (size_t i = 0; i < n; i++) {
     int again = 0; /* one handle in two slots is one reference */
@@ -377,7 +377,8 @@ aotrun_status aotrun_model_library_run(aotrun_model_library *lib,
   aotrun_aoti_error rc = run(lib->container, inputs, num_inputs, outputs,
                              num_outputs, stream, NULL);
   if (rc == AOTRUN_AOTI_SUCCESS) return AOTRUN_OK;
-  drop_outputs(outputs, num_outputs);
+  /* After a failed run, hand nothing back. */
+  aotrun_model_library_delete_outputs(outputs, num_outputs);
   return aotrun_model_library_call_failed(
       lib, err, AOTRUN_ERR_INTERNAL,
       single ? "AOTInductorModelContainerRunSingleThreaded"

@@ -133,4 +133,11 @@ aotrun_status aotrun_model_library_run(aotrun_model_library *lib,
                                        size_t num_outputs, void *stream,
                                        aotrun_error *err);
 
+/* Deletes each non-NULL output handle once and sets every slot to NULL. A
+ * model that returns one buffer twice (`return y, y`) puts the same handle
+ * in two slots (2.11's generate_return: output_handles[j] =
+ * output_handles[i]): one reference, deleted once. n is an output count:
+ * the quadratic duplicate check is cheap. */
+void aotrun_model_library_delete_outputs(AtenTensorHandle *outputs, size_t n);
+
 #endif /* AOTRUN_MODEL_LIBRARY_H */
