@@ -7,14 +7,14 @@
 #   PREFIX/lib/              libaotrun_host.so libaotrun_host.a
 #   PREFIX/lib/pkgconfig/    aotrun.pc
 #   PREFIX/lib/aotrun/       the aotrun CLI, the plugins (libaotrun_cuda.so,
-#                            libaotrun_cpu_ref.so), libaotrun_shim.so and
-#                            example_program/
+#                            libaotrun_cpu_ref.so), libaotrun_shim.so,
+#                            example_program/ and example_program_cuda/
 #   PREFIX/bin/aotrun        -> ../lib/aotrun/aotrun
 #
 # Why lib/aotrun/: plugins find libaotrun_shim.so through RUNPATH $ORIGIN,
 # and the CLI searches the directory of its binary (symbolic links
-# resolved) for plugins and for example_program/, so `PREFIX/bin/aotrun
-# demo` works as installed.
+# resolved) for plugins and for example_program/ and
+# example_program_cuda/, so `PREFIX/bin/aotrun demo` works as installed.
 set -euo pipefail
 
 if [[ $# -ne 1 || -z "$1" || "$1" == -* ]]; then
@@ -54,13 +54,17 @@ files=(plugin_api/aotrun_plugin.h plugin_api/aotrun_host.h
        backend_cuda/libaotrun_cuda.so testing/plugins/libaotrun_cpu_ref.so
        shim_lib/libaotrun_shim.so testing/example_program/manifest.json
        testing/example_program/weights.safetensors
-       testing/example_program/forward.so install/aotrun.pc.in)
+       testing/example_program/forward.so install/aotrun.pc.in
+       testing/example_program/example_program_cuda/manifest.json
+       testing/example_program/example_program_cuda/weights.safetensors
+       testing/example_program/example_program_cuda/forward.so)
 for f in "${files[@]}"; do need "$f"; done
 
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)   # absolute, no '..', for aotrun.pc
 inc=$prefix/include/aotrun lib=$prefix/lib pkg=$prefix/lib/aotrun
-mkdir -p "$inc" "$lib/pkgconfig" "$pkg/example_program" "$prefix/bin"
+mkdir -p "$inc" "$lib/pkgconfig" "$pkg/example_program" \
+  "$pkg/example_program_cuda" "$prefix/bin"
 # `install` copies the files behind Bazel's symbolic links.
 install -m 0644 "$src"/plugin_api/aotrun_plugin.h "$src"/plugin_api/aotrun_host.h \
   "$src"/shim_lib/aotrun_shim.h "$inc/"
@@ -72,6 +76,10 @@ install -m 0755 "$src"/plugin_api/aotrun "$src"/backend_cuda/libaotrun_cuda.so \
 install -m 0644 "$src"/testing/example_program/manifest.json \
   "$src"/testing/example_program/weights.safetensors "$pkg/example_program/"
 install -m 0755 "$src"/testing/example_program/forward.so "$pkg/example_program/"
+cuda_ex=$src/testing/example_program/example_program_cuda
+install -m 0644 "$cuda_ex"/manifest.json "$cuda_ex"/weights.safetensors \
+  "$pkg/example_program_cuda/"
+install -m 0755 "$cuda_ex"/forward.so "$pkg/example_program_cuda/"
 ln -sfn ../lib/aotrun/aotrun "$prefix/bin/aotrun"
 # '|' as the sed delimiter (PREFIX was checked not to hold one).
 sed "s|@PREFIX@|$prefix|" "$src/install/aotrun.pc.in" > "$lib/pkgconfig/aotrun.pc"

@@ -22,7 +22,9 @@ _Static_assert(AOTRUN_HOST_API_SIZE == AOTRUN_HOST_API_SIZE_1_0,
                "the host table did not grow in 1.1");
 
 /* Status codes, versions and dtype codes are ABI values. */
-_Static_assert(AOTRUN_ERR_VERSION_MISMATCH == 7, "status codes are frozen");
+_Static_assert(AOTRUN_ERR_VERSION_MISMATCH == 7 &&
+                   AOTRUN_ERR_OUTPUT_TOO_SMALL == 8,
+               "status codes are frozen");
 _Static_assert(AOTRUN_ABI_VERSION_MAJOR == 1, "this file freezes major 1");
 _Static_assert(AOTRUN_DL_BOOL == 6 && AOTRUN_DL_FLOAT8_E4M3FN == 10 &&
                    AOTRUN_DL_FLOAT8_E5M2 == 12,

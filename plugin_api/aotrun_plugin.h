@@ -30,11 +30,17 @@
  *   "copied by the callee":  the callee keeps its own copy.
  *   "owned by X until Y":    X frees it; valid until Y happens.
  *
- * Threading
+ * Threading (docs/plugin-abi.md section 4 has the rule of every call)
  *   The table is immutable and may be read from any thread. Calls on one
  *   method handle must be serialised by the host (one call at a time); calls
- *   on different handles may run concurrently. get_name, is_available and
- *   last_error(NULL) are thread-safe.
+ *   on different handles, inits and backend-wide options may run
+ *   concurrently. get_name, is_available and last_error(NULL) are
+ *   thread-safe; so are the backend-wide members of 1.1 (is_available_ex,
+ *   init_ex, set/get_backend_option, get_info, get_device_count,
+ *   get_device_info, can_run), which report errors through
+ *   last_error(NULL) on the calling thread (docs/plugin-abi.md, "Thread
+ *   rules of ABI 1.1"). deinit runs alone. Host services never call back
+ *   into the plugin.
  *
  * Status
  *   Every fallible function returns an aotrun_status: AOTRUN_OK (0) or one of
@@ -56,9 +62,13 @@ extern "C" {
 
 /* ---- versions ------------------------------------------------------------ */
 
-/* 1.0: the first release. 1.1: aotrun_backend_api.get_extension appended;
- * io_info's struct_size reported back as min(caller size, plugin size);
- * the layout asserts, size constants and DLPack pins below. */
+/* 1.0: the first release. 1.1: aotrun_backend_api appends get_extension,
+ * the context members (backend_data, *_ex, backend options with a caller
+ * buffer), identity and devices, can_run, execute_ex (caller stream, async,
+ * backend-allocated outputs, AOTRUN_ERR_OUTPUT_TOO_SMALL with the needed
+ * shape), synchronize and deinit; the list symbol for several backends per
+ * library; io_info's struct_size reported back as min(caller size, plugin
+ * size); the layout asserts, size constants and DLPack pins below. */
 #define AOTRUN_ABI_VERSION_MAJOR 1
 #define AOTRUN_ABI_VERSION_MINOR 1
 #define AOTRUN_MAKE_VERSION(major, minor) \
@@ -178,6 +188,8 @@ typedef int32_t aotrun_status;
 #define AOTRUN_ERR_OUT_OF_MEMORY 5    /* host or device allocation failed */
 #define AOTRUN_ERR_INTERNAL 6         /* a bug or an unexpected failure below */
 #define AOTRUN_ERR_VERSION_MISMATCH 7 /* ABI major differs, or table too small */
+#define AOTRUN_ERR_OUTPUT_TOO_SMALL 8 /* 1.1: an output's buffer cannot hold the
+                                         result; execute_ex reports the shape */
 /* New codes may be appended; a host treats unknown codes as INTERNAL. */
 
 /* ---- log levels ---------------------------------------------------------- */
@@ -203,7 +215,9 @@ typedef struct aotrun_host_api {
 
   /* Optional (NULL: the plugin writes nothing). Receives one message without
    * a trailing newline; `message` is borrowed for the call. May be called from
-   * any thread that calls into the plugin. */
+   * any thread (the host's threads in a call, and the plugin's own threads)
+   * while a handle made with this host lives: the host makes it
+   * thread-safe and never calls back into the plugin from it. */
   void (*log)(void *ctx, int32_t level, const char *message);
 
   /* Required. Looks up named data (e.g. a model library or a weights file of
@@ -282,6 +296,83 @@ typedef struct aotrun_io_info {
 /* Opaque per-method state created by init. */
 typedef struct aotrun_method aotrun_method;
 
+/* ---- 1.1: identity, devices, execute arguments ---------------------------- */
+
+/*
+ * Callee-filled structs of 1.1 (get_info, get_device_info) follow io_info's
+ * rule: the caller sets struct_size to its sizeof and zeroes the rest; the
+ * plugin writes at most min(caller size, own size) bytes and sets
+ * struct_size to that minimum. Strings are owned by the plugin and valid
+ * until the library is unloaded (get_info) or copied into the struct
+ * (get_device_info: name[] is NUL-terminated, truncated).
+ */
+typedef struct aotrun_backend_info {
+  uint32_t struct_size;
+  uint32_t reserved_;      /* 0 */
+  const char *version;     /* the backend's own version, e.g. "0.3.0" */
+  const char *vendor;      /* who built it, e.g. "aotrun" */
+  const char *build;       /* build details, e.g. "CUDA 13.0, cuDNN 9" */
+} aotrun_backend_info;
+
+#define AOTRUN_DEVICE_NAME_SIZE 256
+typedef struct aotrun_device_info {
+  uint32_t struct_size;
+  int32_t device_type;     /* DLDeviceType, e.g. kDLCUDA */
+  int32_t device_id;       /* the index get_device_info was called with */
+  int32_t compute_major;   /* compute capability (CUDA); 0 where none */
+  int32_t compute_minor;
+  int32_t reserved_;       /* 0 */
+  uint64_t total_memory;   /* bytes */
+  uint64_t free_memory;    /* bytes, when the call was made */
+  char name[AOTRUN_DEVICE_NAME_SIZE];
+} aotrun_device_info;
+
+/* execute_ex flags. */
+/* Return once the work is queued: outputs are complete only after the
+ * caller's stream (or synchronize(method)) has finished it. Without the
+ * flag execute_ex returns after the outputs are written, as execute. */
+#define AOTRUN_EXECUTE_ASYNC 1u
+
+/*
+ * The arguments of execute_ex. The caller sets struct_size to its sizeof
+ * and zeroes what it does not use; the plugin reads only what
+ * AOTRUN_TABLE_HAS(args, member) covers and writes the "out" members
+ * likewise.
+ */
+typedef struct aotrun_execute_args {
+  uint32_t struct_size;
+  uint32_t flags;             /* AOTRUN_EXECUTE_* */
+  const DLTensor *inputs;     /* as execute: borrowed for the call */
+  size_t num_inputs;
+  /* As execute: host-provided buffers whose shape holds the capacity and
+   * receives the real shape. An output whose data is NULL is allocated by
+   * the backend when managed_outputs is not NULL (see there). */
+  DLTensor *outputs;
+  size_t num_outputs;
+  /* The caller's device stream (cudaStream_t for CUDA), or NULL for the
+   * backend's own. The work is ordered after what the caller queued on it
+   * before the call, and what it queues after the call sees the outputs. */
+  void *stream;
+  /* NULL, or an array of num_outputs entries the plugin fills: for each
+   * output whose data is NULL, a tensor the backend allocated on the
+   * method's device (its shape the real one, strides NULL or row-major),
+   * owned by the caller, who calls its deleter once when done: from any
+   * thread, also after the method is destroyed, but before the plugin
+   * library is unloaded (the deleter is plugin code). NULL for the others.
+   * It aliases no input and no other output. The other members of a
+   * data-NULL output's DLTensor are not read. On failure every entry is
+   * NULL. */
+  DLManagedTensor **managed_outputs;
+  /* out: with AOTRUN_ERR_OUTPUT_TOO_SMALL, the output that did not fit and
+   * the shape it needs; too_small_output is -1 otherwise. The model has
+   * run by then: a method that updates its buffers has advanced its state,
+   * and a retry runs it again. */
+  int64_t too_small_output;
+  int32_t needed_ndim;
+  int32_t reserved_;          /* 0 */
+  int64_t needed_shape[AOTRUN_MAX_DIMS];
+} aotrun_execute_args;
+
 /* ---- the backend table --------------------------------------------------- */
 
 typedef struct aotrun_backend_api {
@@ -305,7 +396,10 @@ typedef struct aotrun_backend_api {
    *               program manifest JSON); borrowed for the call.
    *   specs:      compile specs (e.g. {"method", "forward"}); borrowed.
    *   out:        receives the handle, owned by the caller until destroy.
-   * On failure *out is NULL and last_error(NULL) on this thread says why. */
+   * On failure *out is NULL, nothing is left to release (a host never passes
+   * what a failed init left to destroy) and last_error(NULL) on this thread
+   * says why. May run concurrently with other inits; it reads the
+   * backend-wide options once, at its start. */
   aotrun_status (*init)(const aotrun_host_api *host, const void *processed,
                         size_t processed_size, const aotrun_key_value *specs,
                         size_t num_specs, aotrun_method **out);
@@ -314,7 +408,10 @@ typedef struct aotrun_backend_api {
    * data may be host or device memory (DLDevice says which). The plugin
    * writes each output's data and, for dynamic dims, its shape array (the
    * host provides shape arrays of the declared rank). An output that does not
-   * fit is an error that names it. Returns after the outputs are written. */
+   * fit is an error that names it. Returns after the outputs are written.
+   * Inputs are never written. Outputs must not overlap inputs or each other.
+   * On failure outputs may be partly written; the handle stays usable
+   * (docs/plugin-abi.md, "Failure rules"). */
   aotrun_status (*execute)(aotrun_method *method, const DLTensor *inputs,
                            size_t num_inputs, DLTensor *outputs,
                            size_t num_outputs);
@@ -360,6 +457,88 @@ typedef struct aotrun_backend_api {
    * Thread-safe; creates no device context. @since 1.1 */
   void *(*get_extension)(const char *name);
 
+  /* -- context: each call below gets the table it came through as `self`,
+   * so one library can offer several backends (see
+   * AOTRUN_PLUGIN_LIST_SYMBOL) and keep per-backend state in
+   * self->backend_data instead of globals. @since 1.1 -- */
+
+  /* The plugin's per-backend object; the host never reads through it. The
+   * table stays const: state that changes (backend options) lives in the
+   * object it points to, guarded by the plugin. */
+  void *backend_data;
+  /* Optional; the context-taking forms of is_available and init, with the
+   * 1.0 members' contracts. A host calls them when present, the 1.0
+   * members otherwise; a plugin that has them still fills the 1.0 members
+   * (for 1.0 hosts), usually with its first backend. */
+  int32_t (*is_available_ex)(const struct aotrun_backend_api *self,
+                             char *reason, size_t reason_size);
+  aotrun_status (*init_ex)(const struct aotrun_backend_api *self,
+                           const aotrun_host_api *host, const void *processed,
+                           size_t processed_size, const aotrun_key_value *specs,
+                           size_t num_specs, aotrun_method **out);
+  /* Optional; backend-wide options. get_backend_option writes a string
+   * value into buf[0..buf_size) (out->string_value points there; too small:
+   * AOTRUN_ERR_INVALID_ARGUMENT), so no call shares a buffer with another
+   * thread; out->key points to the plugin's static copy of the key. Both
+   * are thread-safe and may run while other threads init or execute (a
+   * value set applies to methods created afterwards). Errors of these
+   * calls are read with last_error(NULL) on the calling thread. */
+  aotrun_status (*set_backend_option)(const struct aotrun_backend_api *self,
+                                      const aotrun_option *option);
+  aotrun_status (*get_backend_option)(const struct aotrun_backend_api *self,
+                                      const char *key, aotrun_option *out,
+                                      char *buf, size_t buf_size);
+
+  /* -- identity, devices and can_run (optional). @since 1.1 -- */
+  /* Identity: strings owned by the plugin, valid until unload (NULL:
+   * unknown). Devices: the count, and one device by index 0..count-1
+   * (AOTRUN_ERR_INVALID_ARGUMENT otherwise). Counting creates no device
+   * context; device info may (free memory needs one). Without a driver
+   * these fail with AOTRUN_ERR_ACCESS_FAILED, never abort. All are
+   * thread-safe; errors go to last_error(NULL) on the calling thread. */
+  aotrun_status (*get_info)(const struct aotrun_backend_api *self,
+                            aotrun_backend_info *out);
+  aotrun_status (*get_device_count)(const struct aotrun_backend_api *self,
+                                    int32_t *count);
+  aotrun_status (*get_device_info)(const struct aotrun_backend_api *self,
+                                   int32_t device, aotrun_device_info *out);
+  /* Whether init_ex(self, host, processed, specs) would succeed here,
+   * judged without uploading weights or creating a method: AOTRUN_OK, or
+   * the status init would return and a NUL-terminated reason in
+   * reason[0..reason_size) (also in last_error(NULL) on this thread).
+   * `host` gives the named data the program refers to (the model library,
+   * whose kernels and imports are checked); it may be NULL, and then only
+   * what `processed` and the specs say is checked. Everything is borrowed
+   * for the call. Thread-safe. */
+  aotrun_status (*can_run)(const struct aotrun_backend_api *self,
+                           const aotrun_host_api *host,
+                           const void *processed, size_t processed_size,
+                           const aotrun_key_value *specs, size_t num_specs,
+                           char *reason, size_t reason_size);
+
+  /* -- execution (optional). @since 1.1 -- */
+  /* execute with a caller stream, async completion and backend-allocated
+   * outputs (aotrun_execute_args). The current device of the calling
+   * thread is the same on return as on entry. */
+  aotrun_status (*execute_ex)(aotrun_method *method,
+                              aotrun_execute_args *args);
+  /* Waits until the work execute_ex queued for `method` has finished;
+   * reports a device error found then. */
+  aotrun_status (*synchronize)(aotrun_method *method);
+
+  /* -- unload (optional). @since 1.1 -- */
+  /* Balances one successful entry-symbol call: the host calls it once per
+   * such call, after the last method it created on the table is destroyed,
+   * while no other call into the table runs, and before dlclose. A library
+   * opened twice gets two calls: the plugin frees what it made for the
+   * whole process (streams, library handles, workspaces, caches,
+   * thread-local state, dlopen handles) at the last one, so that nothing
+   * refers into it after dlclose; with handles still alive it frees
+   * nothing they use. Never called for a table the host refused. After it
+   * the table is used again only after a new entry-symbol call. Never
+   * fails. */
+  void (*deinit)(const struct aotrun_backend_api *self);
+
   /* ---- end of version 1.1 (AOTRUN_BACKEND_API_SIZE_1_1): new members are
    * appended below ---- */
 } aotrun_backend_api;
@@ -375,7 +554,7 @@ typedef struct aotrun_backend_api {
  */
 #define AOTRUN_PTR_SIZE_ sizeof(void *)
 #define AOTRUN_BACKEND_API_SIZE_1_0 ((size_t)8 + 10 * AOTRUN_PTR_SIZE_)
-#define AOTRUN_BACKEND_API_SIZE_1_1 ((size_t)8 + 11 * AOTRUN_PTR_SIZE_)
+#define AOTRUN_BACKEND_API_SIZE_1_1 ((size_t)8 + 23 * AOTRUN_PTR_SIZE_)
 #define AOTRUN_BACKEND_API_SIZE AOTRUN_BACKEND_API_SIZE_1_1 /* this header */
 #define AOTRUN_HOST_API_SIZE_1_0 ((size_t)8 + 6 * AOTRUN_PTR_SIZE_)
 #define AOTRUN_HOST_API_SIZE AOTRUN_HOST_API_SIZE_1_0 /* unchanged in 1.1 */
@@ -433,7 +612,19 @@ AOTRUN_STATIC_ASSERT_(AOTRUN_MEMBER_END(aotrun_backend_api, last_error) ==
                           AOTRUN_BACKEND_API_SIZE_1_0,
                       "aotrun ABI: backend table 1.0 size");
 AOTRUN_ASSERT_AT_(aotrun_backend_api, get_extension, 8 + 10 * AOTRUN_P_);
-AOTRUN_STATIC_ASSERT_(AOTRUN_MEMBER_END(aotrun_backend_api, get_extension) ==
+AOTRUN_ASSERT_AT_(aotrun_backend_api, backend_data, 8 + 11 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, is_available_ex, 8 + 12 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, init_ex, 8 + 13 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, set_backend_option, 8 + 14 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_backend_option, 8 + 15 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_info, 8 + 16 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_device_count, 8 + 17 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, get_device_info, 8 + 18 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, can_run, 8 + 19 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, execute_ex, 8 + 20 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, synchronize, 8 + 21 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_backend_api, deinit, 8 + 22 * AOTRUN_P_);
+AOTRUN_STATIC_ASSERT_(AOTRUN_MEMBER_END(aotrun_backend_api, deinit) ==
                           AOTRUN_BACKEND_API_SIZE_1_1,
                       "aotrun ABI: backend table 1.1 size");
 AOTRUN_STATIC_ASSERT_(sizeof(aotrun_backend_api) == AOTRUN_BACKEND_API_SIZE &&
@@ -470,6 +661,22 @@ AOTRUN_ASSERT_AT_(aotrun_io_info, shape, AOTRUN_IO_INFO_SHAPE_OFFSET_);
 AOTRUN_STATIC_ASSERT_(sizeof(aotrun_io_info) == AOTRUN_IO_INFO_SIZE_1_0,
                       "aotrun ABI: io_info 1.0 size");
 
+AOTRUN_ASSERT_AT_(aotrun_backend_info, version, 8);
+AOTRUN_ASSERT_AT_(aotrun_backend_info, build, 8 + 2 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_device_info, total_memory,
+                  AOTRUN_ALIGN_UP_(24, AOTRUN_I64_ALIGN_));
+AOTRUN_ASSERT_AT_(aotrun_device_info, name,
+                  AOTRUN_ALIGN_UP_(24, AOTRUN_I64_ALIGN_) + 16);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, flags, 4);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, inputs, 8);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, num_inputs, 8 + AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, outputs, 8 + 2 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, num_outputs, 8 + 3 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, stream, 8 + 4 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, managed_outputs, 8 + 5 * AOTRUN_P_);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, too_small_output,
+                  AOTRUN_ALIGN_UP_(8 + 6 * AOTRUN_P_, AOTRUN_I64_ALIGN_));
+
 /* DLPack 0.6 layout (unchanged through 1.x). */
 AOTRUN_STATIC_ASSERT_(sizeof(DLDataType) == 4 && sizeof(DLDevice) == 8,
                       "aotrun ABI: DLDataType / DLDevice size");
@@ -500,6 +707,23 @@ AOTRUN_ASSERT_AT_(DLTensor, byte_offset,
 typedef aotrun_status (*aotrun_plugin_get_api_fn)(
     uint32_t host_abi_version, const aotrun_backend_api **out);
 
+/*
+ * 1.1, optional: a library that offers several backends exports this symbol
+ * too; a host that knows it calls it instead of the entry symbol and
+ * registers each table (each validated like the entry symbol's, each under
+ * its own get_name; names are distinct). *tables points to `*count` (>= 1)
+ * static tables (owned by the plugin, valid until the library is
+ * unloaded). Same version rule as the entry symbol; thread-safe; creates
+ * no device context. Such a library should still export the entry symbol
+ * (returning its first backend) so that 1.0 hosts can use it. Each
+ * table's get_name (a 1.0 member without `self`) must be its own
+ * function.
+ */
+#define AOTRUN_PLUGIN_LIST_SYMBOL "aotrun_plugin_get_backends"
+typedef aotrun_status (*aotrun_plugin_get_backends_fn)(
+    uint32_t host_abi_version, const aotrun_backend_api *const **tables,
+    size_t *count);
+
 #if defined(__GNUC__)
 #define AOTRUN_PLUGIN_EXPORT __attribute__((visibility("default")))
 #else
@@ -522,6 +746,7 @@ static inline const char *aotrun_status_string(aotrun_status s) {
     case AOTRUN_ERR_OUT_OF_MEMORY: return "out of memory";
     case AOTRUN_ERR_INTERNAL: return "internal error";
     case AOTRUN_ERR_VERSION_MISMATCH: return "ABI version mismatch";
+    case AOTRUN_ERR_OUTPUT_TOO_SMALL: return "output buffer too small";
     default: return "unknown status";
   }
 }

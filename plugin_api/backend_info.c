@@ -35,7 +35,9 @@ int aotrun_backend_is_available(const aotrun_backend *b, char *reason,
     snprintf(reason, reason_size, "plugin has no is_available member");
     return 0;
   }
-  int32_t ok = b->api->is_available(reason, reason_size);
+  int32_t ok = AOTRUN_BACKEND_CAN(b, is_available_ex)
+                   ? b->api->is_available_ex(b->api, reason, reason_size)
+                   : b->api->is_available(reason, reason_size);
   reason[reason_size - 1] = '\0'; /* never trust the plugin's terminator */
   return ok ? 1 : 0;
 }
@@ -49,10 +51,12 @@ aotrun_status aotrun_backend_set_option(const aotrun_backend *b,
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "backend '%s': option or its key is NULL",
                             b->name);
-  if (!AOTRUN_BACKEND_CAN(b, set_option))
+  int ex = AOTRUN_BACKEND_CAN(b, set_backend_option);
+  if (!ex && !AOTRUN_BACKEND_CAN(b, set_option))
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                             "backend '%s' has no set_option", b->name);
-  aotrun_status s = b->api->set_option(NULL, option);
+  aotrun_status s = ex ? b->api->set_backend_option(b->api, option)
+                       : b->api->set_option(NULL, option);
   if (s == AOTRUN_OK) return s;
   const char *why = AOTRUN_BACKEND_CAN(b, last_error)
                         ? b->api->last_error(NULL) : "";
@@ -63,6 +67,9 @@ aotrun_status aotrun_backend_set_option(const aotrun_backend *b,
 
 aotrun_status aotrun_backend_get_option(const aotrun_backend *b,
                                         const char *key, aotrun_option *out) {
+  if (b == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "aotrun_backend_get_option: NULL backend");
   if (key == NULL || out == NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "backend '%s': get_option key or out is NULL",

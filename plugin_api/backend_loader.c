@@ -3,6 +3,7 @@
  * validate its table before the host calls anything in it.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,9 +75,10 @@ static aotrun_status check_table_size(const char *path,
   return AOTRUN_OK;
 }
 
-/* Checks what the entry symbol returned; on failure sets the last error. */
-static aotrun_status check_table(const char *path, uint32_t host,
-                                 const aotrun_backend_api *t) {
+/* Checks what the entry or list symbol returned; on failure sets the last
+ * error. `path` is the label naming the table. */
+aotrun_status aotrun_host_check_table(const char *path, uint32_t host,
+                                         const aotrun_backend_api *t) {
   if (t == NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "plugin %s returned OK but a NULL backend table",
@@ -110,12 +112,21 @@ static aotrun_status call_entry(const char *path, void *lib, uint32_t host,
   void *sym = dlsym(lib, AOTRUN_PLUGIN_ENTRY_SYMBOL);
   if (sym == NULL)
     return aotrun_host_fail(AOTRUN_ERR_NOT_FOUND,
-                            "%s is not an aotrun plugin: it does not export %s",
-                            path, AOTRUN_PLUGIN_ENTRY_SYMBOL);
+                            "%s is not an aotrun plugin: it does not export "
+                            "%s (nor %s)",
+                            path, AOTRUN_PLUGIN_ENTRY_SYMBOL,
+                            AOTRUN_PLUGIN_LIST_SYMBOL);
   aotrun_plugin_get_api_fn entry;
   memcpy(&entry, &sym, sizeof entry); /* object -> function pointer */
   *table = NULL;
-  aotrun_status s = entry(host, table);
+  aotrun_status s = aotrun_host_entry_status(
+      path, AOTRUN_PLUGIN_ENTRY_SYMBOL, host, entry(host, table));
+  if (s != AOTRUN_OK) return s;
+  return aotrun_host_check_table(path, host, *table);
+}
+
+aotrun_status aotrun_host_entry_status(const char *path, const char *symbol,
+                                       uint32_t host, aotrun_status s) {
   if (s == AOTRUN_ERR_VERSION_MISMATCH)
     return aotrun_host_fail(s, "plugin %s refused host ABI %u.%u", path,
                             AOTRUN_VERSION_MAJOR(host),
@@ -123,9 +134,74 @@ static aotrun_status call_entry(const char *path, void *lib, uint32_t host,
   if (s != AOTRUN_OK)
     return aotrun_host_fail(aotrun_host_known_status(s),
                             "plugin %s: %s failed with status %d (%s)", path,
-                            AOTRUN_PLUGIN_ENTRY_SYMBOL, (int)s,
-                            aotrun_status_string(s));
-  return check_table(path, host, *table);
+                            symbol, (int)s, aotrun_status_string(s));
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_host_plugin_dlopen(const char *path, char **file,
+                                    void **lib) {
+  *lib = NULL;
+  *file = file_path_for_dlopen(path);
+  if (*file == NULL)
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory loading plugin %s", path);
+  dlerror();
+  *lib = dlopen(*file, RTLD_NOW | RTLD_LOCAL);
+  if (*lib != NULL) return AOTRUN_OK;
+  const char *why = dlerror();
+  aotrun_host_fail(AOTRUN_ERR_ACCESS_FAILED, "cannot load plugin %s: %s",
+                   path, why != NULL ? why : "unknown dlopen error");
+  free(*file);
+  *file = NULL;
+  return AOTRUN_ERR_ACCESS_FAILED;
+}
+
+aotrun_status aotrun_host_make_backend(const char *file, void *lib,
+                                  _Atomic size_t *refs,
+                                  const aotrun_backend_api *t,
+                                  aotrun_backend **out) {
+  *out = NULL;
+  aotrun_backend *b = calloc(1, sizeof *b);
+  if (b != NULL) {
+    b->path = strdup(file);
+    b->name = strdup(t->get_name());
+  }
+  if (b == NULL || b->path == NULL || b->name == NULL) {
+    if (b != NULL) {
+      free(b->path);
+      free(b->name);
+    }
+    free(b);
+    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory loading plugin %s", file);
+  }
+  b->lib = lib;
+  b->lib_refs = refs;
+  b->api = t;
+  *out = b;
+  return AOTRUN_OK;
+}
+
+/* A library with only the list symbol: its one backend, or a refusal that
+ * names them (which to open is the caller's choice: open_all). */
+static aotrun_status open_listed(const char *path, void *lib, uint32_t host,
+                                 const aotrun_backend_api **table) {
+  const aotrun_backend_api *const *tables = NULL;
+  size_t n = 0;
+  aotrun_status s = aotrun_host_list_tables(path, lib, host, &tables, &n);
+  if (s != AOTRUN_OK) return s;
+  if (n == 1) {
+    *table = tables[0];
+    return AOTRUN_OK;
+  }
+  return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                          "plugin %s offers %zu backends (%s, %s%s) through "
+                          "%s and has no %s: open it with "
+                          "aotrun_backend_open_all or aotrun_registry_load",
+                          path, n, tables[0]->get_name(),
+                          tables[1]->get_name(), n > 2 ? ", ..." : "",
+                          AOTRUN_PLUGIN_LIST_SYMBOL,
+                          AOTRUN_PLUGIN_ENTRY_SYMBOL);
 }
 
 aotrun_status aotrun_backend_open(const char *path, uint32_t host_abi_version,
@@ -135,43 +211,19 @@ aotrun_status aotrun_backend_open(const char *path, uint32_t host_abi_version,
                             "aotrun_backend_open: empty plugin path or NULL "
                             "out");
   *out = NULL;
-  aotrun_backend *b = calloc(1, sizeof *b);
-  char *file = file_path_for_dlopen(path);
-  if (b == NULL || file == NULL) {
-    free(b);
-    free(file);
-    return aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
-                            "out of memory loading plugin %s", path);
-  }
-  b->path = file;
+  char *file = NULL;
+  void *lib = NULL;
+  aotrun_status s = aotrun_host_plugin_dlopen(path, &file, &lib);
+  if (s != AOTRUN_OK) return s;
+  const aotrun_backend_api *table = NULL;
   dlerror();
-  b->lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-  if (b->lib == NULL) {
-    const char *why = dlerror();
-    aotrun_host_fail(AOTRUN_ERR_ACCESS_FAILED, "cannot load plugin %s: %s",
-                     path, why != NULL ? why : "unknown dlopen error");
-    aotrun_backend_close(b);
-    return AOTRUN_ERR_ACCESS_FAILED;
-  }
-  aotrun_status s = call_entry(path, b->lib, host_abi_version, &b->api);
-  if (s == AOTRUN_OK) {
-    b->name = strdup(b->api->get_name());
-    if (b->name == NULL)
-      s = aotrun_host_fail(AOTRUN_ERR_OUT_OF_MEMORY,
-                           "out of memory loading plugin %s", path);
-  }
-  if (s != AOTRUN_OK) {
-    aotrun_backend_close(b);
-    return s;
-  }
-  *out = b;
-  return AOTRUN_OK;
-}
-
-void aotrun_backend_close(aotrun_backend *b) {
-  if (b == NULL) return;
-  if (b->lib != NULL) dlclose(b->lib);
-  free(b->name);
-  free(b->path);
-  free(b);
+  if (dlsym(lib, AOTRUN_PLUGIN_ENTRY_SYMBOL) == NULL &&
+      dlsym(lib, AOTRUN_PLUGIN_LIST_SYMBOL) != NULL)
+    s = open_listed(path, lib, host_abi_version, &table);
+  else
+    s = call_entry(path, lib, host_abi_version, &table);
+  if (s == AOTRUN_OK) s = aotrun_host_make_backend(file, lib, NULL, table, out);
+  free(file);
+  if (s != AOTRUN_OK) dlclose(lib);
+  return s;
 }

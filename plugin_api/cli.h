@@ -1,7 +1,8 @@
 /*
  * cli.h: shared pieces of the aotrun command-line host (one file per
  * subcommand: cli_plugins.c, cli_inspect.c, cli_run.c, cli_bench.c,
- * cli_demo.c; plugin search in cli_search.c; tensors in cli_io.c, which
+ * cli_demo.c with cli_demo_cuda.c; plugin search in cli_search.c; timed
+ * calls in cli_latency.c; tensors in cli_io.c, which
  * --input feeds which input in cli_inputs.c, output files in
  * cli_outputs.c).
  */
@@ -48,7 +49,24 @@ enum {
   CLI_OPT_JSON = 1 << 11,         /* --json: one JSON object on stdout */
   CLI_OPT_NO_GPU_TIME = 1 << 12,  /* --no-gpu-time: no gpu_timing option */
   CLI_OPT_LOAD = 1 << 13,         /* --load (inspect): load, print report */
+  CLI_OPT_DEVICE = 1 << 14,       /* --device N: compile spec "device" */
 };
+
+/* What each subcommand accepts (the cli fuzz target parses with these). */
+#define CLI_RUN_OPTIONS                                                   \
+  (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_INPUT |    \
+   CLI_OPT_OUTPUT_DIR | CLI_OPT_OPTION | CLI_OPT_CALLS |                  \
+   CLI_OPT_OUTPUT_FORMAT | CLI_OPT_DEVICE)
+#define CLI_BENCH_OPTIONS                                                 \
+  (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_INPUT |    \
+   CLI_OPT_ITERATIONS | CLI_OPT_WARMUP | CLI_OPT_OPTION |                 \
+   CLI_OPT_DEVICE_IO | CLI_OPT_JSON | CLI_OPT_NO_GPU_TIME)
+#define CLI_INSPECT_LOAD_OPTIONS \
+  (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_OPTION)
+#define CLI_INSPECT_OPTIONS \
+  (CLI_OPT_JSON | CLI_OPT_LOAD | CLI_INSPECT_LOAD_OPTIONS)
+#define CLI_DEMO_OPTIONS (CLI_OPT_PLUGIN | CLI_OPT_BACKEND)
+#define CLI_PLUGINS_OPTIONS CLI_OPT_PLUGIN
 
 typedef struct cli_options {
   const char *program; /* the one positional argument, if any */
@@ -63,6 +81,7 @@ typedef struct cli_options {
   const char *options[CLI_MAX_LIST];
   size_t num_options;
   long iterations, warmup, calls;
+  long device; /* --device N; -1: not given (the backend's default) */
   int device_io, json, no_gpu_time, load; /* value-less flags, 0 or 1 */
 } cli_options;
 
@@ -71,6 +90,10 @@ typedef struct cli_options {
  * returns CLI_EXIT_USAGE on error, else CLI_EXIT_OK. */
 int cli_parse(int argc, char **argv, int first, unsigned allowed,
               int positionals, cli_options *out);
+
+/* inspect's rules for combining its options (--load, --json). Prints the
+ * problem and returns CLI_EXIT_USAGE, else CLI_EXIT_OK. */
+int cli_check_inspect_options(const cli_options *o);
 
 /* Loads the plugins named by --plugin, $AOTRUN_PLUGIN_PATH and the binary's
  * directory into a new registry. Explicit --plugin failures are fatal
@@ -89,11 +112,33 @@ typedef struct cli_session {
   aotrun_host_method *handle;
 } cli_session;
 
-/* Opens opts->program, picks the backend (--backend or the first available
- * one) and inits the method. Returns a CLI exit code; on failure the
- * message is printed and the session is closed. */
+/* Opens opts->program, picks the backend (--backend, or the first that can
+ * run the program: cli_backend_choice.c) and inits the method. Returns a
+ * CLI exit code; on failure the message is printed and the session is
+ * closed. */
 int cli_session_open(const cli_options *opts, cli_session *s);
 void cli_session_close(cli_session *s);
+
+/* What a backend is asked to run (cli_choose_backend). */
+typedef struct cli_backend_query {
+  const aotrun_host_api *host; /* the program's named data */
+  const void *manifest;
+  size_t manifest_size;
+  const char *method;             /* for messages */
+  const aotrun_key_value *specs;  /* as init gets them */
+  size_t num_specs;
+  int32_t log_level; /* threshold of the info messages */
+} cli_backend_query;
+
+/* Before the program is opened: --backend NAME exists and is available
+ * (then s->backend is set), or, without it, some backend is available. */
+int cli_require_backend(const cli_options *opts, cli_session *s);
+/* Without --backend: sets s->backend to the first available backend whose
+ * can_run accepts the query (a 1.0 backend without can_run is taken as
+ * able), logging at info which one and why each earlier one was skipped;
+ * none: CLI_EXIT_PLUGIN listing every backend's reason. */
+int cli_choose_backend(const cli_options *opts, cli_session *s,
+                       const cli_backend_query *q);
 
 /* Host tensors for one execute: inputs from .npy/.safetensors files,
  * outputs sized from the declared info (dynamic dims bound through the
@@ -106,6 +151,14 @@ typedef struct cli_tensors {
   int64_t (*out_shapes)[AOTRUN_MAX_DIMS]; /* backing of outputs[i].shape */
   int64_t (*out_capacity)[AOTRUN_MAX_DIMS]; /* the allocated shapes */
   int64_t max_input_numel; /* capacity of data-dependent output dims */
+  /* ABI 1.1: the backend has execute_ex. Then an output with a
+   * data-dependent dim is backend-allocated (managed[i]: data NULL before
+   * each call), held[i] until taken (cli_tensors_take_managed: copied into
+   * a host buffer of t) or released by the next reset. */
+  int use_ex;
+  unsigned char managed[CLI_MAX_LIST];
+  DLManagedTensor *held[CLI_MAX_LIST];
+  struct cli_device_io *runtime; /* CUDA runtime for device copies, lazy */
 } cli_tensors;
 
 /* Checks arrays (owned by t afterwards, like labels: NULL or one malloc'd
@@ -129,8 +182,22 @@ int cli_write_outputs(const cli_session *s, const cli_options *opts,
 int cli_check_output_format(const cli_session *s, const cli_options *opts);
 void cli_tensors_free(cli_tensors *t);
 /* Restores every output's shape to its allocated capacity (the backend
- * writes real dynamic sizes into it): call before each execute. */
+ * writes real dynamic sizes into it) and releases the backend-allocated
+ * outputs of the last call: call before each execute. */
 void cli_tensors_reset_shapes(cli_tensors *t);
+
+/* One execute of t (cli_execute.c): execute_ex where the backend has it
+ * (backend-allocated outputs held in t), else execute. An output the
+ * backend reports too small (AOTRUN_ERR_OUTPUT_TOO_SMALL) is reallocated
+ * to the shape it needs and the call is retried once (a note on stderr).
+ * Returns the status; the message is aotrun_host_last_error(). */
+aotrun_status cli_execute(const cli_session *s, cli_tensors *t);
+/* Copies each held backend-allocated output into a host buffer owned by t
+ * (outputs[i] then describes it; device memory through the CUDA runtime)
+ * and releases it. Returns a CLI exit code. */
+int cli_tensors_take_managed(const cli_session *s, cli_tensors *t);
+/* Calls the deleter of each held output. */
+void cli_tensors_release_managed(cli_tensors *t);
 
 /* What `run` and `bench` start from: options, an open session and the
  * input/output tensors from the command line. */
@@ -162,8 +229,11 @@ typedef struct cli_device_io {
   size_t num_in, num_out; /* moved to the device so far */
 } cli_device_io;
 
-/* Loads the runtime and gives every input (with its values) and output a
- * device buffer (kDLCUDA, device 0). A runtime that cannot be loaded, lacks
+/* Loads the runtime only (cudaMalloc, cudaFree, cudaMemcpy). A CLI exit
+ * code, the problem printed. */
+int cli_device_io_load_runtime(cli_device_io *d);
+/* Loads the runtime and gives every input (with its values) and output
+ * (except backend-allocated ones) a device buffer (kDLCUDA, device 0). A runtime that cannot be loaded, lacks
  * a symbol or has no usable device is CLI_EXIT_PLUGIN; device out of memory
  * and failed copies are CLI_EXIT_EXECUTE. On failure nothing stays moved. */
 int cli_device_io_start(const cli_session *s, cli_tensors *t,
@@ -174,6 +244,22 @@ int cli_device_io_copy_outputs(cli_device_io *d);
 /* Frees the device buffers and gives the tensors their host buffers back
  * (call before cli_job_close). Safe after a failed start. */
 void cli_device_io_stop(cli_device_io *d);
+
+/* Latency figures (cli_latency.c, shared by bench and demo). */
+typedef struct cli_stats {
+  size_t count;
+  double median, p90, p99, min, max, mean;
+} cli_stats;
+
+/* Statistics of the non-negative values of v[0..n) (v is reordered;
+ * negative values mean unknown and are left out). p90/p99: nearest rank. */
+cli_stats cli_stats_of(double *v, size_t n);
+
+/* One execute of s's method on t (output shapes reset first); *wall_us gets
+ * its host wall time. A failure is printed naming `what` and, if >= 0,
+ * `index`, and returns its CLI exit code. */
+int cli_timed_execute(const cli_session *s, cli_tensors *t, const char *what,
+                      long index, double *wall_us);
 
 /* Prints "<label> <i> (<name>): dtype [d0, d1]" and up to 8 values. */
 void cli_print_tensor(const char *label, size_t index, const char *name,

@@ -14,13 +14,15 @@
  *               call; -1: unknown): the GPU time of each call. A backend
  *               without them (NOT_FOUND, NOT_SUPPORTED) gets "not
  *               available", never an error. --no-gpu-time skips them.
+ * Timed calls and statistics: cli_latency.c (shared with demo). A backend
+ * with execute_ex allocates outputs of data-dependent size in the timed
+ * call (cli_execute.c); freeing them is not timed.
  * --device-io keeps inputs and outputs in device memory (cli_device_io.c);
  * --json prints one JSON object instead of the text lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -28,11 +30,6 @@
 
 #define GPU_TIMING_OPTION "gpu_timing"
 #define GPU_TIME_OPTION "last_gpu_time_ns"
-
-typedef struct stats {
-  size_t count;
-  double median, p90, p99, min, max, mean;
-} stats;
 
 typedef struct bench {
   cli_job job;
@@ -44,43 +41,6 @@ typedef struct bench {
   double gpu_first_us, *gpu_us;
   char gpu_note[512]; /* why there is no GPU time */
 } bench;
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* The value of nearest rank p (0 < p <= 100) in sorted v[0..n). */
-static double rank(const double *v, size_t n, size_t p) {
-  size_t r = (p * n + 99) / 100; /* ceil(p / 100 * n) */
-  return v[r == 0 ? 0 : r - 1];
-}
-
-/* Statistics of the non-negative values of v[0..n) (v is reordered). */
-static stats stats_of(double *v, size_t n) {
-  stats s = {0};
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (v[i] >= 0) v[k++] = v[i];
-  s.count = k;
-  if (k == 0) return s;
-  qsort(v, k, sizeof *v, by_value);
-  double sum = 0;
-  for (size_t i = 0; i < k; i++) sum += v[i];
-  s.median = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-  s.p90 = rank(v, k, 90);
-  s.p99 = rank(v, k, 99);
-  s.min = v[0];
-  s.max = v[k - 1];
-  s.mean = sum / (double)k;
-  return s;
-}
 
 /* Asks the backend for GPU time per call (method option gpu_timing). */
 static void gpu_timing_start(bench *b) {
@@ -126,20 +86,10 @@ static double gpu_time_of_last_call(bench *b) {
  * name it in errors. */
 static int call_once(bench *b, const char *what, long index, double *wall,
                      double *gpu) {
-  cli_tensors *t = &b->job.tensors;
-  cli_tensors_reset_shapes(t);
-  int64_t start = now_ns();
-  aotrun_status st = aotrun_host_method_execute(
-      b->job.session.handle, t->inputs, t->num_inputs, t->outputs,
-      t->num_outputs);
-  *wall = (double)(now_ns() - start) / 1e3;
-  if (st != AOTRUN_OK)
-    return index < 0 ? cli_fail(cli_exit_for_status(st), "%s: %s", what,
-                                aotrun_host_last_error())
-                     : cli_fail(cli_exit_for_status(st), "%s %ld: %s", what,
-                                index, aotrun_host_last_error());
-  *gpu = gpu_time_of_last_call(b);
-  return CLI_EXIT_OK;
+  int rc = cli_timed_execute(&b->job.session, &b->job.tensors, what, index,
+                             wall);
+  if (rc == CLI_EXIT_OK) *gpu = gpu_time_of_last_call(b);
+  return rc;
 }
 
 /* First call, --warmup calls, then --iterations timed calls. */
@@ -154,7 +104,7 @@ static int time_runs(bench *b) {
   return rc;
 }
 
-static cJSON *stats_json(const stats *s) {
+static cJSON *stats_json(const cli_stats *s) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddNumberToObject(j, "median", s->median);
   cJSON_AddNumberToObject(j, "p90", s->p90);
@@ -166,7 +116,8 @@ static cJSON *stats_json(const stats *s) {
   return j;
 }
 
-static int print_json(const bench *b, const stats *wall, const stats *gpu) {
+static int print_json(const bench *b, const cli_stats *wall,
+                      const cli_stats *gpu) {
   const cli_options *o = &b->job.opts;
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "program", o->program);
@@ -204,13 +155,14 @@ static int print_json(const bench *b, const stats *wall, const stats *gpu) {
   return CLI_EXIT_OK;
 }
 
-static void print_stats(const char *label, const stats *s) {
+static void print_stats(const char *label, const cli_stats *s) {
   printf("%s p50 %.1f us  p90 %.1f us  p99 %.1f us  min %.1f us  mean %.1f "
          "us",
          label, s->median, s->p90, s->p99, s->min, s->mean);
 }
 
-static void print_text(const bench *b, const stats *wall, const stats *gpu) {
+static void print_text(const bench *b, const cli_stats *wall,
+                       const cli_stats *gpu) {
   const cli_options *o = &b->job.opts;
   printf("backend %s, method %s, %s I/O: %ld iterations after a first call "
          "and %ld warm-up\n",
@@ -233,13 +185,7 @@ static void print_text(const bench *b, const stats *wall, const stats *gpu) {
 int cli_bench(int argc, char **argv) {
   bench b;
   memset(&b, 0, sizeof b);
-  int rc = cli_job_open(argc, argv,
-                        CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
-                            CLI_OPT_INPUT | CLI_OPT_ITERATIONS |
-                            CLI_OPT_WARMUP | CLI_OPT_OPTION |
-                            CLI_OPT_DEVICE_IO | CLI_OPT_JSON |
-                            CLI_OPT_NO_GPU_TIME,
-                        &b.job);
+  int rc = cli_job_open(argc, argv, CLI_BENCH_OPTIONS, &b.job);
   const cli_options *o = &b.job.opts;
   if (rc == CLI_EXIT_OK) {
     b.wall_us = malloc((size_t)o->iterations * sizeof *b.wall_us);
@@ -259,8 +205,8 @@ int cli_bench(int argc, char **argv) {
   if (rc == CLI_EXIT_OK && b.dio_started)
     rc = cli_device_io_copy_outputs(&b.dio);
   if (rc == CLI_EXIT_OK) {
-    stats wall = stats_of(b.wall_us, (size_t)o->iterations);
-    stats gpu = stats_of(b.gpu_us, (size_t)o->iterations);
+    cli_stats wall = cli_stats_of(b.wall_us, (size_t)o->iterations);
+    cli_stats gpu = cli_stats_of(b.gpu_us, (size_t)o->iterations);
     if (gpu.count == 0 && b.gpu_note[0] == '\0')
       snprintf(b.gpu_note, sizeof b.gpu_note,
                "the backend returned -1 (unknown) for " GPU_TIME_OPTION);

@@ -1,6 +1,9 @@
 /*
- * cli_demo.c: `aotrun demo`: runs the bundled example program on the best
- * available backend with generated inputs and prints inputs and outputs.
+ * cli_demo.c: `aotrun demo`: runs the bundled example program (a CPU model)
+ * on --backend or the first available backend with generated inputs and
+ * prints inputs and outputs; then the CUDA part (cli_demo_cuda.c) runs the
+ * CUDA example on the cuda backend, compared with these outputs, or says
+ * why it cannot.
  *
  * Where the example lives (first match):
  *   1. $AOTRUN_EXAMPLE_PROGRAM
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "plugin_api/cli.h"
+#include "plugin_api/cli_demo.h"
 
 #ifndef AOTRUN_EXAMPLE_DIR_NAME
 #define AOTRUN_EXAMPLE_DIR_NAME "example_program"
@@ -30,17 +34,17 @@ static int is_dir(const char *p) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static const char *find_example(char *buf, size_t size) {
-  const char *env = getenv("AOTRUN_EXAMPLE_PROGRAM");
+const char *cli_demo_find_example(const char *env_name, const char *dir_name,
+                                  const char *runfiles, char *buf,
+                                  size_t size) {
+  const char *env = getenv(env_name);
   if (env != NULL && env[0] != '\0') return env;
-  int len = snprintf(buf, size, "%s/%s", cli_binary_dir(),
-                     AOTRUN_EXAMPLE_DIR_NAME);
+  int len = snprintf(buf, size, "%s/%s", cli_binary_dir(), dir_name);
   if (len >= 0 && (size_t)len < size && is_dir(buf)) return buf;
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? n : 0] = '\0';
-  len = snprintf(buf, size, "%s.runfiles/aotrun/%s", exe,
-                 AOTRUN_EXAMPLE_RUNFILES);
+  len = snprintf(buf, size, "%s.runfiles/aotrun/%s", exe, runfiles);
   return len >= 0 && (size_t)len < size && is_dir(buf) ? buf : NULL;
 }
 
@@ -83,7 +87,8 @@ static int make_input(const cli_session *s, size_t i, aotrun_npy *a) {
   return CLI_EXIT_OK;
 }
 
-static int run_demo(cli_session *s) {
+int cli_demo_inputs(const cli_session *s, cli_tensors *t) {
+  memset(t, 0, sizeof *t);
   size_t n = 0;
   if (aotrun_host_method_num_io(s->handle, AOTRUN_IO_INPUT, &n) != AOTRUN_OK)
     return cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
@@ -93,31 +98,38 @@ static int run_demo(cli_session *s) {
   int rc = CLI_EXIT_OK;
   for (size_t i = 0; rc == CLI_EXIT_OK && i < n; i++)
     rc = make_input(s, i, &arrays[i]);
-  cli_tensors t;
   if (rc != CLI_EXIT_OK) {
     for (size_t i = 0; i < n; i++) aotrun_npy_free(&arrays[i]);
     free(arrays);
     return rc;
   }
-  rc = cli_tensors_prepare(s, arrays, n, NULL, &t);
-  for (size_t i = 0; rc == CLI_EXIT_OK && i < t.num_inputs; i++)
-    cli_print_tensor("input", i, NULL, &t.inputs[i], 1);
+  rc = cli_tensors_prepare(s, arrays, n, NULL, t);
+  for (size_t i = 0; rc == CLI_EXIT_OK && i < t->num_inputs; i++)
+    cli_print_tensor("input", i, NULL, &t->inputs[i], 1);
+  return rc;
+}
+
+/* Runs the session's method once on generated inputs; t keeps the inputs
+ * and outputs (the CUDA part's host reference). */
+static int run_demo(cli_session *s, cli_tensors *t) {
+  int rc = cli_demo_inputs(s, t);
   if (rc == CLI_EXIT_OK &&
-      aotrun_host_method_execute(s->handle, t.inputs, t.num_inputs, t.outputs,
-                                 t.num_outputs) != AOTRUN_OK)
+      aotrun_host_method_execute(s->handle, t->inputs, t->num_inputs,
+                                 t->outputs, t->num_outputs) != AOTRUN_OK)
     rc = cli_fail(CLI_EXIT_EXECUTE, "%s", aotrun_host_last_error());
-  for (size_t i = 0; rc == CLI_EXIT_OK && i < t.num_outputs; i++)
-    cli_print_tensor("output", i, NULL, &t.outputs[i], 1);
-  cli_tensors_free(&t);
+  for (size_t i = 0; rc == CLI_EXIT_OK && i < t->num_outputs; i++)
+    cli_print_tensor("output", i, NULL, &t->outputs[i], 1);
   return rc;
 }
 
 int cli_demo(int argc, char **argv) {
   cli_options o;
-  int rc = cli_parse(argc, argv, 2, CLI_OPT_PLUGIN | CLI_OPT_BACKEND, 0, &o);
+  int rc = cli_parse(argc, argv, 2, CLI_DEMO_OPTIONS, 0, &o);
   if (rc != CLI_EXIT_OK) return rc;
   char buf[PATH_MAX + 64];
-  o.program = find_example(buf, sizeof buf);
+  o.program = cli_demo_find_example("AOTRUN_EXAMPLE_PROGRAM",
+                                    AOTRUN_EXAMPLE_DIR_NAME,
+                                    AOTRUN_EXAMPLE_RUNFILES, buf, sizeof buf);
   if (o.program == NULL)
     return cli_fail(CLI_EXIT_PROGRAM,
                     "no example program: set AOTRUN_EXAMPLE_PROGRAM or put "
@@ -128,7 +140,12 @@ int cli_demo(int argc, char **argv) {
   rc = cli_session_open(&o, &s);
   if (rc != CLI_EXIT_OK) return rc;
   printf("backend %s, method %s\n", aotrun_backend_name(s.backend), o.method);
-  rc = run_demo(&s);
-  cli_session_close(&s);
+  cli_tensors host_ref;
+  rc = run_demo(&s, &host_ref);
+  cli_demo_cuda_probe probe;
+  cli_demo_cuda_probe_registry(s.registry, &probe);
+  cli_session_close(&s); /* unloads the plugins: the CUDA part reloads them */
+  if (rc == CLI_EXIT_OK) rc = cli_demo_cuda(&o, &probe, &host_ref);
+  cli_tensors_free(&host_ref);
   return rc;
 }

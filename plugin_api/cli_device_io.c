@@ -35,7 +35,7 @@ static int resolve(cli_device_io *d, const char *name, void **out) {
   return CLI_EXIT_OK;
 }
 
-static int load_runtime(cli_device_io *d) {
+int cli_device_io_load_runtime(cli_device_io *d) {
   const char *env = getenv("AOTRUN_CUDART");
   const char *names[2] = {"libcudart.so.13", "libcudart.so"};
   size_t count = 2;
@@ -126,7 +126,7 @@ static int to_device(cli_device_io *d, const cli_session *s, int input,
 int cli_device_io_start(const cli_session *s, cli_tensors *t,
                         cli_device_io *d) {
   memset(d, 0, sizeof *d);
-  int rc = load_runtime(d);
+  int rc = cli_device_io_load_runtime(d);
   if (rc != CLI_EXIT_OK) return rc;
   d->tensors = t;
   for (size_t i = 0; rc == CLI_EXIT_OK && i < t->num_inputs; i++) {
@@ -134,8 +134,13 @@ int cli_device_io_start(const cli_session *s, cli_tensors *t,
                    &d->host_in[i]);
     if (rc == CLI_EXIT_OK) d->num_in++;
   }
-  /* Outputs at their allocated capacity (dynamic dims written back). */
+  /* Outputs at their allocated capacity (dynamic dims written back);
+   * backend-allocated ones (no buffer) stay as they are. */
   for (size_t i = 0; rc == CLI_EXIT_OK && i < t->num_outputs; i++) {
+    if (t->managed[i]) {
+      d->num_out++;
+      continue;
+    }
     DLTensor cap = t->outputs[i];
     cap.shape = t->out_capacity[i];
     rc = to_device(d, s, 0, i, &t->outputs[i], tensor_bytes(&cap),
@@ -149,6 +154,7 @@ int cli_device_io_start(const cli_session *s, cli_tensors *t,
 int cli_device_io_copy_outputs(cli_device_io *d) {
   cli_tensors *t = d->tensors;
   for (size_t i = 0; i < d->num_out; i++) {
+    if (t->managed[i]) continue;
     DLTensor cap = t->outputs[i];
     cap.shape = t->out_capacity[i];
     size_t bytes = tensor_bytes(&cap);
@@ -172,6 +178,7 @@ void cli_device_io_stop(cli_device_io *d) {
     t->inputs[i].device = (DLDevice){kDLCPU, 0};
   }
   for (size_t i = 0; t != NULL && i < d->num_out; i++) {
+    if (t->managed[i]) continue;
     d->free_fn(t->outputs[i].data);
     t->outputs[i].data = d->host_out[i];
     t->outputs[i].device = (DLDevice){kDLCPU, 0};

@@ -78,10 +78,26 @@ static void read_shim(const char *path, shim_info *shim) {
   munmap(bytes, size);
 }
 
-/* $AOTRUN_SHIM_LIB, else libaotrun_shim.so in a $AOTRUN_PLUGIN_PATH entry's
- * directory (the entry itself or, for a file, its directory), else next to
- * the aotrun binary (the installed layout). */
-static void find_shim(shim_info *shim) {
+/* The shim a plugin entry (a directory, or a file: its directory) would
+ * find next to it, as the CUDA plugin's RUNPATH $ORIGIN does; 1 if there. */
+static int shim_beside(const char *entry, char *path, size_t size) {
+  struct stat st;
+  if (entry[0] == '\0' || stat(entry, &st) != 0) return 0;
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(path, size, "%s/%s", entry, SHIM_FILE);
+  } else {
+    const char *slash = strrchr(entry, '/');
+    int n = slash != NULL ? (int)(slash - entry) : 1;
+    snprintf(path, size, "%.*s/%s", n, slash != NULL ? entry : ".",
+             SHIM_FILE);
+  }
+  return is_file(path);
+}
+
+/* $AOTRUN_SHIM_LIB, else libaotrun_shim.so beside a --plugin, else in a
+ * $AOTRUN_PLUGIN_PATH entry's directory, else next to the aotrun binary
+ * (the installed layout). */
+static void find_shim(const cli_options *opts, shim_info *shim) {
   memset(shim, 0, sizeof *shim);
   const char *env = getenv("AOTRUN_SHIM_LIB");
   if (env != NULL && env[0] != '\0') {
@@ -89,38 +105,30 @@ static void find_shim(shim_info *shim) {
     return;
   }
   char path[PATH_MAX + sizeof SHIM_FILE + 1];
+  for (size_t i = 0; i < opts->num_plugins; i++)
+    if (shim_beside(opts->plugins[i], path, sizeof path)) {
+      read_shim(path, shim);
+      return;
+    }
   const char *plugin_path = getenv("AOTRUN_PLUGIN_PATH");
   char *copy = plugin_path != NULL ? strdup(plugin_path) : NULL;
   char *save = NULL;
   for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok != NULL;
-       tok = strtok_r(NULL, ":", &save)) {
-    struct stat st;
-    if (stat(tok, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      snprintf(path, sizeof path, "%s/%s", tok, SHIM_FILE);
-    } else {
-      const char *slash = strrchr(tok, '/');
-      int n = slash != NULL ? (int)(slash - tok) : 1;
-      snprintf(path, sizeof path, "%.*s/%s", n, slash != NULL ? tok : ".",
-               SHIM_FILE);
-    }
-    if (is_file(path)) {
+       tok = strtok_r(NULL, ":", &save))
+    if (shim_beside(tok, path, sizeof path)) {
       free(copy);
       read_shim(path, shim);
       return;
     }
-  }
   free(copy);
-  if (cli_binary_dir()[0] != '\0') {
-    snprintf(path, sizeof path, "%s/%s", cli_binary_dir(), SHIM_FILE);
-    if (is_file(path)) {
-      read_shim(path, shim);
-      return;
-    }
+  if (cli_binary_dir()[0] != '\0' &&
+      shim_beside(cli_binary_dir(), path, sizeof path)) {
+    read_shim(path, shim);
+    return;
   }
   snprintf(shim->why, sizeof shim->why,
-           "no %s found (set $AOTRUN_SHIM_LIB, or put it in a "
-           "$AOTRUN_PLUGIN_PATH directory or next to the aotrun binary)",
+           "no %s found (set $AOTRUN_SHIM_LIB, or put it beside a --plugin, "
+           "in a $AOTRUN_PLUGIN_PATH directory or next to the aotrun binary)",
            SHIM_FILE);
 }
 
@@ -536,7 +544,7 @@ static int inspect(const cli_options *o, const aotrun_host_api *host,
   int rc = read_manifest(host, path, &m);
   if (rc != CLI_EXIT_OK) return rc;
   shim_info shim;
-  find_shim(&shim);
+  find_shim(o, &shim);
   method_imports *mi = calloc(m.num_methods, sizeof *mi);
   size_t num_uses = 0;
   fqn_use *uses = collect_uses(&m, &num_uses);
@@ -561,24 +569,15 @@ static int inspect(const cli_options *o, const aotrun_host_api *host,
 
 int cli_inspect(int argc, char **argv) {
   cli_options o;
-  const unsigned load_opts =
-      CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_OPTION;
-  int rc = cli_parse(argc, argv, 2, CLI_OPT_JSON | load_opts | CLI_OPT_LOAD,
-                     1, &o);
+  int rc = cli_parse(argc, argv, 2, CLI_INSPECT_OPTIONS, 1, &o);
+  if (rc == CLI_EXIT_OK) rc = cli_check_inspect_options(&o);
   if (rc != CLI_EXIT_OK) return rc;
-  if (!o.load && (o.num_plugins || o.backend || o.num_options ||
-                  strcmp(o.method, "forward") != 0))
-    return cli_fail(CLI_EXIT_USAGE, "inspect: --plugin, --backend, --method "
-                    "and --option need --load");
   char path[4200];
   int n = snprintf(path, sizeof path, "%s/manifest.json", o.program);
   if (n < 0 || (size_t)n >= sizeof path)
     return cli_fail(CLI_EXIT_PROGRAM, "program path too long (%zu bytes, "
                     "at most %zu)", strlen(o.program),
                     sizeof path - sizeof "/manifest.json");
-  if (o.load && o.json)
-    return cli_fail(CLI_EXIT_USAGE, "inspect: --json and --load cannot be "
-                    "combined (the load report is printed as text)");
   aotrun_program_dir *dir = NULL;
   if (aotrun_program_dir_open(o.program, &dir) != AOTRUN_OK)
     return cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());

@@ -81,6 +81,17 @@ static int check_input(const cli_session *s, size_t i, const aotrun_npy *a,
   return CLI_EXIT_OK;
 }
 
+/* Output i without a buffer: the backend allocates it (execute_ex). */
+static int make_managed(cli_tensors *t, size_t i, const aotrun_io_info *info) {
+  memset(t->out_capacity[i], 0, sizeof t->out_capacity[i]);
+  t->outputs[i] = (DLTensor){.device = {kDLCPU, 0},
+                             .ndim = info->ndim,
+                             .dtype = info->dtype,
+                             .shape = t->out_shapes[i]};
+  t->managed[i] = 1;
+  return CLI_EXIT_OK;
+}
+
 /* Sizes and allocates output i. */
 static int make_output(const cli_session *s, size_t i, const symbols *b,
                        cli_tensors *t) {
@@ -103,8 +114,10 @@ static int make_output(const cli_session *s, size_t i, const symbols *b,
                                            : -1;
     }
     /* A data-dependent dim (e.g. x[mask]: an unbacked symbol no input
-     * binds) gets the largest input's element count as its capacity; the
+     * binds): a backend with execute_ex allocates the output itself;
+     * otherwise the largest input's element count is its capacity and the
      * backend writes the real size, which must fit. */
+    if (shape[d] < 0 && t->use_ex) return make_managed(t, i, &info);
     if (shape[d] < 0 && t->max_input_numel > 0)
       shape[d] = t->max_input_numel;
     if (shape[d] < 0)
@@ -132,9 +145,24 @@ static int make_output(const cli_session *s, size_t i, const symbols *b,
   return CLI_EXIT_OK;
 }
 
+void cli_tensors_release_managed(cli_tensors *t) {
+  for (size_t i = 0; i < t->num_outputs && i < CLI_MAX_LIST; i++) {
+    if (t->held[i] != NULL && t->held[i]->deleter != NULL)
+      t->held[i]->deleter(t->held[i]);
+    t->held[i] = NULL;
+  }
+}
+
 void cli_tensors_reset_shapes(cli_tensors *t) {
-  for (size_t i = 0; i < t->num_outputs; i++)
+  cli_tensors_release_managed(t);
+  for (size_t i = 0; i < t->num_outputs; i++) {
     memcpy(t->out_shapes[i], t->out_capacity[i], sizeof t->out_capacity[i]);
+    if (!t->managed[i]) continue;
+    free(t->outputs[i].data); /* the host copy of the last call's output */
+    t->outputs[i].data = NULL;
+    t->outputs[i].shape = t->out_shapes[i];
+    t->outputs[i].device = (DLDevice){kDLCPU, 0};
+  }
 }
 
 static int count_io(const cli_session *s, int32_t kind, size_t *n) {
@@ -150,6 +178,7 @@ static int count_io(const cli_session *s, int32_t kind, size_t *n) {
 int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
                         size_t num_arrays, char **labels, cli_tensors *t) {
   memset(t, 0, sizeof *t);
+  t->use_ex = AOTRUN_TABLE_CAN(aotrun_backend_table(s->backend), execute_ex);
   t->in_arrays = arrays;
   t->in_labels = labels;
   t->num_inputs = num_arrays;
@@ -188,6 +217,8 @@ int cli_tensors_prepare(const cli_session *s, aotrun_npy *arrays,
 }
 
 void cli_tensors_free(cli_tensors *t) {
+  cli_tensors_release_managed(t);
+  free(t->runtime); /* the runtime stays loaded (see cli_device_io_stop) */
   for (size_t i = 0; t->in_arrays != NULL && i < t->num_inputs; i++)
     aotrun_npy_free(&t->in_arrays[i]);
   for (size_t i = 0; t->in_labels != NULL && i < t->num_inputs; i++)

@@ -1,6 +1,7 @@
 /* cli_options.c: the option parser shared by every subcommand. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static const struct {
     {"--json", CLI_OPT_JSON},
     {"--no-gpu-time", CLI_OPT_NO_GPU_TIME},
     {"--load", CLI_OPT_LOAD},
+    {"--device", CLI_OPT_DEVICE},
 };
 
 /* Options that take no value. */
@@ -72,6 +74,8 @@ static int store(cli_options *o, unsigned flag, const char *opt,
     case CLI_OPT_ITERATIONS:
       return parse_count(opt, v, 1, CLI_MAX_ITERATIONS, &o->iterations);
     case CLI_OPT_CALLS: return parse_count(opt, v, 1, CLI_MAX_CALLS, &o->calls);
+    case CLI_OPT_DEVICE: /* the backend checks it against its devices */
+      return parse_count(opt, v, 0, INT32_MAX, &o->device);
     case CLI_OPT_OUTPUT_FORMAT:
       if (strcmp(v, "npy") != 0 && strcmp(v, "safetensors") != 0)
         return cli_fail(CLI_EXIT_USAGE, "%s must be npy or safetensors, got "
@@ -94,6 +98,7 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
   out->iterations = 100;
   out->warmup = 10;
   out->calls = 1;
+  out->device = -1;
   const char *cmd = argv[first - 1];
   int seen_positional = 0;
   for (int i = first; i < argc; i++) {
@@ -102,6 +107,9 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
       if (seen_positional >= positionals)
         return cli_fail(CLI_EXIT_USAGE, "%s: unexpected argument '%s'", cmd,
                         a);
+      if (a[0] == '\0')
+        return cli_fail(CLI_EXIT_USAGE, "%s: the PROGRAM argument is empty",
+                        cmd);
       out->program = a;
       seen_positional++;
       continue;
@@ -122,6 +130,9 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
     }
     if (i + 1 >= argc)
       return cli_fail(CLI_EXIT_USAGE, "%s: option %s needs a value", cmd, a);
+    if (argv[i + 1][0] == '\0')
+      return cli_fail(CLI_EXIT_USAGE, "%s: option %s has an empty value", cmd,
+                      a);
     int rc = store(out, flag, a, argv[++i]);
     if (rc != CLI_EXIT_OK) return rc;
   }
@@ -131,6 +142,17 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
     return cli_fail(CLI_EXIT_USAGE, "%s: --output-format safetensors needs "
                                     "--output-dir",
                     cmd);
+  return CLI_EXIT_OK;
+}
+
+int cli_check_inspect_options(const cli_options *o) {
+  if (!o->load && (o->num_plugins || o->backend || o->num_options ||
+                   strcmp(o->method, "forward") != 0))
+    return cli_fail(CLI_EXIT_USAGE, "inspect: --plugin, --backend, --method "
+                    "and --option need --load");
+  if (o->load && o->json)
+    return cli_fail(CLI_EXIT_USAGE, "inspect: --json and --load cannot be "
+                    "combined (the load report is printed as text)");
   return CLI_EXIT_OK;
 }
 

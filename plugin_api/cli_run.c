@@ -6,20 +6,13 @@
 
 int cli_run(int argc, char **argv) {
   cli_job j;
-  int rc = cli_job_open(argc, argv,
-                        CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD |
-                            CLI_OPT_INPUT | CLI_OPT_OUTPUT_DIR |
-                            CLI_OPT_OPTION | CLI_OPT_CALLS |
-                            CLI_OPT_OUTPUT_FORMAT,
-                        &j);
+  int rc = cli_job_open(argc, argv, CLI_RUN_OPTIONS, &j);
   if (rc == CLI_EXIT_OK) rc = cli_check_output_format(&j.session, &j.opts);
   const cli_options *o = &j.opts;
   cli_tensors *t = &j.tensors;
   for (long call = 0; rc == CLI_EXIT_OK && call < o->calls; call++) {
     cli_tensors_reset_shapes(t);
-    aotrun_status st = aotrun_host_method_execute(
-        j.session.handle, t->inputs, t->num_inputs, t->outputs,
-        t->num_outputs);
+    aotrun_status st = cli_execute(&j.session, t);
     if (st != AOTRUN_OK) {
       rc = cli_fail(cli_exit_for_status(st) == CLI_EXIT_PROGRAM
                         ? CLI_EXIT_PROGRAM
@@ -27,6 +20,8 @@ int cli_run(int argc, char **argv) {
                     "call %ld: %s", call, aotrun_host_last_error());
       break;
     }
+    rc = cli_tensors_take_managed(&j.session, t);
+    if (rc != CLI_EXIT_OK) break;
     printf("backend %s, method %s, call %ld\n",
            aotrun_backend_name(j.session.backend), o->method, call);
     for (size_t i = 0; i < t->num_outputs; i++)

@@ -1,6 +1,7 @@
 /*
  * cli_session.c: opening a program for run/bench/demo: the named-data
- * service, the manifest, the backend choice and the method handle.
+ * service, the manifest, the backend choice (cli_backend_choice.c) and the
+ * method handle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +12,61 @@
 
 #define MANIFEST_KEY "manifest.json"
 
+/* The host's status and reason (in why; "" when both open) for the first
+ * file the method needs (its library, the weights file when it has
+ * constants) that it cannot open. A backend can only say it got no data;
+ * the host knows the file is missing, a directory, a device or outside the
+ * program. */
+static aotrun_status named_data_problem(const aotrun_host_api *host,
+                                        const manifest_info *info,
+                                        const manifest_method *m, char *why,
+                                        size_t size) {
+  const char *keys[2] = {m->library,
+                         m->num_constants > 0 ? info->weights : NULL};
+  why[0] = '\0';
+  for (int i = 0; i < 2; i++) {
+    const void *data;
+    size_t n;
+    void *token;
+    if (keys[i] == NULL) continue;
+    aotrun_status st =
+        host->get_named_data(host->ctx, keys[i], &data, &n, &token);
+    if (st != AOTRUN_OK) {
+      snprintf(why, size, "%s", aotrun_host_last_error());
+      return st;
+    }
+    host->release_named_data(host->ctx, token);
+  }
+  return AOTRUN_OK;
+}
+
+/* Before any backend is asked: a file of the method that exists but cannot
+ * be used (a directory, a device, a link out of the program) fails every
+ * backend, so it is a program error with the host's reason. A missing file
+ * is left to the backends (one may not need it). */
+static int unusable_file(const aotrun_host_api *host, const cli_session *s) {
+  char why[1024];
+  aotrun_status st =
+      named_data_problem(host, &s->manifest, s->method, why, sizeof why);
+  if (st == AOTRUN_OK || st == AOTRUN_ERR_NOT_FOUND) return CLI_EXIT_OK;
+  return cli_fail(CLI_EXIT_PROGRAM, "method %s: %s", s->method->name, why);
+}
+
+/* Prints a failed init: the backend's message, and the host's reason when
+ * a file of the method cannot be opened. */
+static int init_failed(const aotrun_host_api *host, const cli_session *s,
+                       aotrun_status st) {
+  char msg[1024], why[1024];
+  snprintf(msg, sizeof msg, "%s", aotrun_host_last_error());
+  named_data_problem(host, &s->manifest, s->method, why, sizeof why);
+  if (why[0] == '\0') return cli_fail(cli_exit_for_status(st), "%s", msg);
+  return cli_fail(cli_exit_for_status(st), "%s; %s", msg, why);
+}
+
 /* Reads the manifest through the named-data service (the same bytes the
  * backend gets as processed bytes) and opens the method on `backend`. */
-static int open_method(const cli_options *opts, cli_session *s) {
+static int open_method(const cli_options *opts, cli_session *s,
+                       int32_t log_level) {
   const aotrun_host_api *host = aotrun_program_dir_host_api(s->dir);
   const void *data;
   size_t size;
@@ -35,57 +88,32 @@ static int open_method(const cli_options *opts, cli_session *s) {
       rc = cli_fail(CLI_EXIT_PROGRAM, "program %s has no method '%s'",
                     opts->program, opts->method);
   }
+  if (rc == CLI_EXIT_OK) rc = unusable_file(host, s);
+  /* --device N is the compile spec "device" (the CUDA backend's). */
+  char device[24];
+  snprintf(device, sizeof device, "%ld", opts->device);
+  aotrun_key_value specs[2] = {{"method", opts->method}, {"device", device}};
+  size_t num_specs = opts->device >= 0 ? 2 : 1;
   if (rc == CLI_EXIT_OK) {
-    aotrun_key_value spec = {"method", opts->method};
+    cli_backend_query q = {host,  data,      size,     opts->method,
+                           specs, num_specs, log_level};
+    rc = cli_choose_backend(opts, s, &q);
+  }
+  if (rc == CLI_EXIT_OK) rc = cli_apply_options(opts, s->backend);
+  if (rc == CLI_EXIT_OK) {
     aotrun_status st = aotrun_host_method_open(
-        s->registry, aotrun_backend_name(s->backend), host, data, size, &spec,
-        1, &s->handle);
-    if (st != AOTRUN_OK)
-      rc = cli_fail(cli_exit_for_status(st), "%s", aotrun_host_last_error());
+        s->registry, aotrun_backend_name(s->backend), host, data, size, specs,
+        num_specs, &s->handle);
+    if (st != AOTRUN_OK) rc = init_failed(host, s, st);
   }
   host->release_named_data(host->ctx, token); /* the method copied it */
   return rc;
 }
 
-/* --backend NAME, else the first available backend in load order. */
-static int pick_backend(const cli_options *opts, cli_session *s) {
-  char reason[256];
-  if (opts->backend != NULL) {
-    if (aotrun_registry_find(s->registry, opts->backend, &s->backend) !=
-        AOTRUN_OK)
-      return cli_fail(CLI_EXIT_PLUGIN, "%s", aotrun_host_last_error());
-    if (!aotrun_backend_is_available(s->backend, reason, sizeof reason))
-      return cli_fail(CLI_EXIT_PLUGIN, "backend '%s' is not available: %s",
-                      opts->backend, reason);
-    return CLI_EXIT_OK;
-  }
-  size_t n = aotrun_registry_count(s->registry);
-  for (size_t i = 0; i < n; i++) {
-    const aotrun_backend *b = aotrun_registry_at(s->registry, i);
-    if (aotrun_backend_is_available(b, reason, sizeof reason)) {
-      s->backend = b;
-      return CLI_EXIT_OK;
-    }
-  }
-  if (n == 0)
-    return cli_fail(CLI_EXIT_PLUGIN,
-                    "no plugin found (use --plugin PATH, $AOTRUN_PLUGIN_PATH "
-                    "or put libaotrun_*.so next to the aotrun binary)");
-  cli_fail(CLI_EXIT_PLUGIN, "no available backend among %zu plugin(s):", n);
-  for (size_t i = 0; i < n; i++) {
-    const aotrun_backend *b = aotrun_registry_at(s->registry, i);
-    aotrun_backend_is_available(b, reason, sizeof reason);
-    fprintf(stderr, "  %s (%s): %s\n", aotrun_backend_name(b),
-            aotrun_backend_path(b), reason);
-  }
-  return CLI_EXIT_PLUGIN;
-}
-
 int cli_session_open(const cli_options *opts, cli_session *s) {
   memset(s, 0, sizeof *s);
   int rc = cli_load_plugins(opts, 0, &s->registry, NULL);
-  if (rc == CLI_EXIT_OK) rc = pick_backend(opts, s);
-  if (rc == CLI_EXIT_OK) rc = cli_apply_options(opts, s->backend);
+  if (rc == CLI_EXIT_OK) rc = cli_require_backend(opts, s);
   if (rc == CLI_EXIT_OK &&
       aotrun_program_dir_open(opts->program, &s->dir) != AOTRUN_OK)
     rc = cli_fail(CLI_EXIT_PROGRAM, "%s", aotrun_host_last_error());
@@ -95,7 +123,7 @@ int cli_session_open(const cli_options *opts, cli_session *s) {
     if (env != NULL && aotrun_log_level_parse(env, &level) != AOTRUN_OK)
       fprintf(stderr, "aotrun: warning: %s\n", aotrun_host_last_error());
     aotrun_program_dir_set_log_level(s->dir, level);
-    rc = open_method(opts, s);
+    rc = open_method(opts, s, level);
   }
   if (rc != CLI_EXIT_OK) cli_session_close(s);
   return rc;

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Thread-local so concurrent hosts never see each other's messages. */
 static _Thread_local char g_last_error[AOTRUN_HOST_ERROR_SIZE];
@@ -18,7 +19,15 @@ aotrun_status aotrun_host_fail(aotrun_status code, const char *fmt, ...) {
 }
 
 aotrun_status aotrun_host_known_status(aotrun_status status) {
-  if (status >= AOTRUN_OK && status <= AOTRUN_ERR_VERSION_MISMATCH)
+  if (status >= AOTRUN_OK && status <= AOTRUN_ERR_OUTPUT_TOO_SMALL)
     return status;
   return AOTRUN_ERR_INTERNAL;
+}
+
+const char *aotrun_host_status_text(aotrun_status status, char *buf,
+                                    size_t size) {
+  const char *text = aotrun_status_string(status);
+  if (strcmp(text, "unknown status") != 0) return text;
+  snprintf(buf, size, "unknown status %d", (int)status);
+  return buf;
 }

@@ -20,4 +20,11 @@ aotrun_status aotrun_host_fail(aotrun_status code, const char *fmt, ...)
  * (the ABI says hosts treat them so). */
 aotrun_status aotrun_host_known_status(aotrun_status status);
 
+/* aotrun_status_string(status), or "unknown status N" for a code this
+ * header does not know (a plugin's number is kept in the message), written
+ * into buf when needed. Returns a string that lives as long as buf. */
+#define AOTRUN_HOST_STATUS_TEXT_SIZE 48
+const char *aotrun_host_status_text(aotrun_status status, char *buf,
+                                    size_t size);
+
 #endif /* AOTRUN_HOST_ERROR_H */

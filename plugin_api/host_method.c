@@ -9,17 +9,7 @@
 #include "plugin_api/aotrun_host.h"
 #include "plugin_api/backend_internal.h"
 #include "plugin_api/host_error.h"
-
-struct aotrun_host_method {
-  const aotrun_registry *registry;
-  const aotrun_host_api *host;
-  const aotrun_backend *backend; /* owned by the registry */
-  aotrun_method *handle;         /* owned by backend */
-  void *processed;               /* our copy */
-  size_t processed_size;
-  aotrun_key_value *specs; /* our copies of keys and values */
-  size_t num_specs;
-};
+#include "plugin_api/host_method_internal.h"
 
 /* The plugin's message for a failed call (NULL method: a failed init). */
 static const char *plugin_error(const aotrun_backend *b,
@@ -29,12 +19,16 @@ static const char *plugin_error(const aotrun_backend *b,
   return (msg != NULL && msg[0] != '\0') ? msg : "(no message)";
 }
 
-static aotrun_status call_failed(const aotrun_backend *b,
-                                 const aotrun_method *m, const char *what,
-                                 aotrun_status s) {
+aotrun_status aotrun_hm_call_failed(const aotrun_backend *b,
+                                   const aotrun_method *m, const char *what,
+                                   aotrun_status s) {
+  char unknown[48] = "";
+  if (aotrun_host_known_status(s) != s)
+    snprintf(unknown, sizeof unknown, " %d", (int)s);
   return aotrun_host_fail(aotrun_host_known_status(s),
-                          "backend '%s': %s failed (%s): %s", b->name, what,
-                          aotrun_status_string(s), plugin_error(b, m));
+                          "backend '%s': %s failed (%s%s): %s", b->name, what,
+                          aotrun_status_string(s), unknown,
+                          plugin_error(b, m));
 }
 
 static aotrun_status copy_inputs(aotrun_host_method *m, const void *processed,
@@ -66,22 +60,35 @@ oom:
 static aotrun_status init_on(const aotrun_host_method *m,
                              const aotrun_backend *b, aotrun_method **out) {
   *out = NULL;
-  if (!AOTRUN_BACKEND_CAN(b, init))
+  int ex = AOTRUN_BACKEND_CAN(b, init_ex);
+  if (!ex && !AOTRUN_BACKEND_CAN(b, init))
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                             "backend '%s' has no init", b->name);
-  aotrun_status s = b->api->init(m->host, m->processed, m->processed_size,
-                                 m->specs, m->num_specs, out);
+  /* 1.1: the context form, so a library of several backends knows which. */
+  aotrun_status s =
+      ex ? b->api->init_ex(b->api, m->host, m->processed, m->processed_size,
+                           m->specs, m->num_specs, out)
+         : b->api->init(m->host, m->processed, m->processed_size, m->specs,
+                        m->num_specs, out);
   if (s != AOTRUN_OK) {
-    aotrun_status r = call_failed(b, NULL, "init", s);
-    if (*out != NULL && AOTRUN_BACKEND_CAN(b, destroy)) b->api->destroy(*out);
+    /* A failed init owns nothing the host could release: whatever it left
+     * in *out (the ABI says NULL) is never passed to destroy. */
     *out = NULL;
-    return r;
+    return aotrun_hm_call_failed(b, NULL, "init", s);
   }
   if (*out == NULL)
     return aotrun_host_fail(AOTRUN_ERR_INTERNAL,
                             "backend '%s': init returned OK but no handle",
                             b->name);
+  aotrun_host_backend_opened(b);
   return AOTRUN_OK;
+}
+
+/* Destroys handle h of backend b and drops b's count of open methods. */
+static void destroy_on(const aotrun_backend *b, aotrun_method *h) {
+  if (h == NULL) return;
+  if (AOTRUN_BACKEND_CAN(b, destroy)) b->api->destroy(h);
+  aotrun_host_backend_closed(b);
 }
 
 aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
@@ -124,8 +131,7 @@ aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
 
 void aotrun_host_method_close(aotrun_host_method *m) {
   if (m == NULL) return;
-  if (m->handle != NULL && AOTRUN_BACKEND_CAN(m->backend, destroy))
-    m->backend->api->destroy(m->handle);
+  destroy_on(m->backend, m->handle);
   for (size_t i = 0; i < m->num_specs; i++) {
     free((char *)m->specs[i].key);
     free((char *)m->specs[i].value);
@@ -135,12 +141,10 @@ void aotrun_host_method_close(aotrun_host_method *m) {
   free(m);
 }
 
-static const char *kind_name(int32_t kind);
-
 /* The name get_io_info gives tensor `index` of `kind`, or "?" (only on the
  * error path: the checks below need no plugin call when they pass). */
-static const char *io_name(const aotrun_host_method *m, int32_t kind,
-                           size_t index, aotrun_io_info *info) {
+const char *aotrun_hm_io_name(const aotrun_host_method *m, int32_t kind,
+                              size_t index, aotrun_io_info *info) {
   memset(info, 0, sizeof *info);
   info->struct_size = sizeof *info;
   if (!AOTRUN_BACKEND_CAN(m->backend, get_io_info) ||
@@ -151,38 +155,43 @@ static const char *io_name(const aotrun_host_method *m, int32_t kind,
   return info->name;
 }
 
-/* What the ABI asks of every tensor (aotrun_plugin.h, "Strides"). */
-static aotrun_status check_tensors(const aotrun_host_method *m, int32_t kind,
-                                   const DLTensor *t, size_t n) {
+/* What the ABI asks of every tensor (aotrun_plugin.h, "Strides"); with
+ * `managed`, outputs whose data is NULL are the backend's to allocate and
+ * are not read. */
+aotrun_status aotrun_hm_check_tensors(const aotrun_host_method *m,
+                                      int32_t kind, const DLTensor *t,
+                                      size_t n, int managed) {
   for (size_t i = 0; i < n; i++) {
     aotrun_io_info info;
+    if (managed && t[i].data == NULL) continue;
     if (t[i].ndim < 0 || t[i].ndim > AOTRUN_MAX_DIMS)
       return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                               "backend '%s': %s %zu (%s) has rank %d (0..%d)",
-                              m->backend->name, kind_name(kind), i,
-                              io_name(m, kind, i, &info), (int)t[i].ndim,
-                              AOTRUN_MAX_DIMS);
+                              m->backend->name, aotrun_hm_kind_name(kind), i,
+                              aotrun_hm_io_name(m, kind, i, &info),
+                              (int)t[i].ndim, AOTRUN_MAX_DIMS);
     if (t[i].ndim > 0 && t[i].shape == NULL)
       return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                               "backend '%s': %s %zu (%s) has %d dims but no "
                               "shape array",
-                              m->backend->name, kind_name(kind), i,
-                              io_name(m, kind, i, &info), (int)t[i].ndim);
+                              m->backend->name, aotrun_hm_kind_name(kind), i,
+                              aotrun_hm_io_name(m, kind, i, &info),
+                              (int)t[i].ndim);
     if (!aotrun_strides_are_row_major(t[i].ndim, t[i].shape, t[i].strides))
       return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                               "backend '%s': %s %zu (%s) is not contiguous "
                               "(row-major strides are required; NULL strides "
                               "mean row-major)",
-                              m->backend->name, kind_name(kind), i,
-                              io_name(m, kind, i, &info));
+                              m->backend->name, aotrun_hm_kind_name(kind), i,
+                              aotrun_hm_io_name(m, kind, i, &info));
   }
   return AOTRUN_OK;
 }
 
 /* The caller's count of `kind` tensors against the method's (when the
  * plugin can say; otherwise the plugin's execute checks it). */
-static aotrun_status check_count(const aotrun_host_method *m, int32_t kind,
-                                 size_t given) {
+aotrun_status aotrun_hm_check_count(const aotrun_host_method *m,
+                                   int32_t kind, size_t given) {
   size_t want = 0;
   if (!AOTRUN_BACKEND_CAN(m->backend, get_num_io) ||
       m->backend->api->get_num_io(m->handle, kind, &want) != AOTRUN_OK ||
@@ -191,7 +200,8 @@ static aotrun_status check_count(const aotrun_host_method *m, int32_t kind,
   return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                           "backend '%s': execute got %zu %ss, the method "
                           "takes %zu",
-                          m->backend->name, given, kind_name(kind), want);
+                          m->backend->name, given, aotrun_hm_kind_name(kind),
+                          want);
 }
 
 aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
@@ -207,19 +217,22 @@ aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
                             "backend '%s' has no execute", m->backend->name);
   /* The counts first: the checks below read every tensor the caller says
    * it passes, so a count above the method's must be refused before. */
-  aotrun_status s = check_count(m, AOTRUN_IO_INPUT, num_inputs);
-  if (s == AOTRUN_OK) s = check_count(m, AOTRUN_IO_OUTPUT, num_outputs);
-  if (s != AOTRUN_OK) return s;
-  s = check_tensors(m, AOTRUN_IO_INPUT, inputs, num_inputs);
+  aotrun_status s = aotrun_hm_check_count(m, AOTRUN_IO_INPUT, num_inputs);
   if (s == AOTRUN_OK)
-    s = check_tensors(m, AOTRUN_IO_OUTPUT, outputs, num_outputs);
+    s = aotrun_hm_check_count(m, AOTRUN_IO_OUTPUT, num_outputs);
+  if (s != AOTRUN_OK) return s;
+  s = aotrun_hm_check_tensors(m, AOTRUN_IO_INPUT, inputs, num_inputs, 0);
+  if (s == AOTRUN_OK)
+    s = aotrun_hm_check_tensors(m, AOTRUN_IO_OUTPUT, outputs, num_outputs, 0);
   if (s != AOTRUN_OK) return s;
   s = m->backend->api->execute(m->handle, inputs, num_inputs,
                                              outputs, num_outputs);
-  return s == AOTRUN_OK ? s : call_failed(m->backend, m->handle, "execute", s);
+  return s == AOTRUN_OK
+             ? s
+             : aotrun_hm_call_failed(m->backend, m->handle, "execute", s);
 }
 
-static const char *kind_name(int32_t kind) {
+const char *aotrun_hm_kind_name(int32_t kind) {
   return kind == AOTRUN_IO_INPUT ? "input" : "output";
 }
 
@@ -248,7 +261,8 @@ aotrun_status aotrun_host_method_num_io(const aotrun_host_method *m,
                             m->backend->name);
   s = m->backend->api->get_num_io(m->handle, kind, count);
   return s == AOTRUN_OK ? s
-                        : call_failed(m->backend, m->handle, "get_num_io", s);
+                        : aotrun_hm_call_failed(m->backend, m->handle,
+                                                "get_num_io", s);
 }
 
 aotrun_status aotrun_host_method_io_info(const aotrun_host_method *m,
@@ -267,10 +281,11 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *m,
                             m->backend->name);
   s = m->backend->api->get_io_info(m->handle, kind, index, out);
   if (s != AOTRUN_OK) {
+    char code[AOTRUN_HOST_STATUS_TEXT_SIZE];
     aotrun_host_fail(aotrun_host_known_status(s),
                      "backend '%s': get_io_info of %s %zu failed (%s): %s",
-                     m->backend->name, kind_name(kind), index,
-                     aotrun_status_string(s),
+                     m->backend->name, aotrun_hm_kind_name(kind), index,
+                     aotrun_host_status_text(s, code, sizeof code),
                      plugin_error(m->backend, m->handle));
     return aotrun_host_known_status(s);
   }
@@ -281,13 +296,13 @@ aotrun_status aotrun_host_method_io_info(const aotrun_host_method *m,
                             "backend '%s': get_io_info of %s %zu reported "
                             "struct_size %u; the host passed %zu and ABI 1.0 "
                             "needs %zu",
-                            m->backend->name, kind_name(kind), index,
+                            m->backend->name, aotrun_hm_kind_name(kind), index,
                             (unsigned)out->struct_size, sizeof *out,
                             (size_t)AOTRUN_IO_INFO_SIZE_1_0);
   if (out->ndim < 0 || out->ndim > AOTRUN_MAX_DIMS)
     return aotrun_host_fail(AOTRUN_ERR_INTERNAL,
                             "backend '%s': %s %zu has rank %d (max %d)",
-                            m->backend->name, kind_name(kind), index,
+                            m->backend->name, aotrun_hm_kind_name(kind), index,
                             (int)out->ndim, AOTRUN_MAX_DIMS);
   return AOTRUN_OK;
 }
@@ -303,10 +318,11 @@ aotrun_status aotrun_host_method_set_option(aotrun_host_method *m,
                             m->backend->name);
   aotrun_status s = m->backend->api->set_option(m->handle, option);
   if (s == AOTRUN_OK) return s;
+  char code[AOTRUN_HOST_STATUS_TEXT_SIZE];
   return aotrun_host_fail(aotrun_host_known_status(s),
                           "backend '%s': set_option '%s' failed (%s): %s",
                           m->backend->name, option->key,
-                          aotrun_status_string(s),
+                          aotrun_host_status_text(s, code, sizeof code),
                           plugin_error(m->backend, m->handle));
 }
 
@@ -323,9 +339,11 @@ aotrun_status aotrun_host_method_get_option(const aotrun_host_method *m,
                             m->backend->name);
   aotrun_status s = m->backend->api->get_option(m->handle, key, out);
   if (s == AOTRUN_OK) return s;
+  char code[AOTRUN_HOST_STATUS_TEXT_SIZE];
   return aotrun_host_fail(aotrun_host_known_status(s),
                           "backend '%s': get_option '%s' failed (%s): %s",
-                          m->backend->name, key, aotrun_status_string(s),
+                          m->backend->name, key,
+                          aotrun_host_status_text(s, code, sizeof code),
                           plugin_error(m->backend, m->handle));
 }
 
@@ -349,8 +367,7 @@ aotrun_status aotrun_host_method_swap_backend(aotrun_host_method *m,
                             m->backend->name, backend_name, m->backend->name,
                             why);
   }
-  if (AOTRUN_BACKEND_CAN(m->backend, destroy))
-    m->backend->api->destroy(m->handle);
+  destroy_on(m->backend, m->handle);
   m->backend = b;
   m->handle = fresh;
   return AOTRUN_OK;

@@ -193,6 +193,7 @@ static aotrun_status parse_root(const char *name, const cJSON *root,
                             AOTRUN_PROGRAM_FORMAT_VERSION);
   const char *producer = string_of(root, "producer");
   out->producer = producer != NULL ? producer : "";
+  out->weights = string_of(root, "weights");
   const cJSON *methods = cJSON_GetObjectItemCaseSensitive(root, "methods");
   if (!cJSON_IsObject(methods) || methods->child == NULL)
     return malformed(name, "methods is not a non-empty object", "");

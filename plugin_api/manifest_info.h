@@ -67,6 +67,7 @@ typedef struct manifest_info {
   void *root; /* cJSON tree */
   int64_t format_version;
   const char *producer; /* "" when absent */
+  const char *weights;  /* the weights file's key, NULL when absent */
   size_t num_methods;
   manifest_method *methods;
 } manifest_info;

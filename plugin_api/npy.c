@@ -18,12 +18,33 @@ static const char kMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 /* Cursor over the header text; `name` is the file for messages. */
 typedef struct cursor {
-  const char *p, *end, *name;
+  const char *p, *end, *name, *start;
 } cursor;
 
+/* "malformed .npy header in F at byte N of its M-byte header: what". */
 static aotrun_status bad(const cursor *c, const char *what) {
   return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
-                          "malformed .npy header in %s: %s", c->name, what);
+                          "malformed .npy header in %s at byte %zu of its "
+                          "%zu-byte header: %s",
+                          c->name, (size_t)(c->p - c->start),
+                          (size_t)(c->end - c->start), what);
+}
+
+/* What the cursor is at, for "expected X, found Y". */
+static void describe_next(const cursor *c, char *buf, size_t size) {
+  if (c->p >= c->end)
+    snprintf(buf, size, "the end of the header");
+  else if (*c->p >= 0x20 && *c->p < 0x7f)
+    snprintf(buf, size, "'%c'", *c->p);
+  else
+    snprintf(buf, size, "byte 0x%02x", (unsigned)(unsigned char)*c->p);
+}
+
+static aotrun_status expected(const cursor *c, const char *what) {
+  char found[32], msg[192];
+  describe_next(c, found, sizeof found);
+  snprintf(msg, sizeof msg, "expected %s, found %s", what, found);
+  return bad(c, msg);
 }
 
 static void skip_ws(cursor *c) {
@@ -44,11 +65,11 @@ static int eat(cursor *c, char ch) {
 static aotrun_status parse_string(cursor *c, char *buf, size_t size) {
   skip_ws(c);
   if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
-    return bad(c, "expected a quoted string");
+    return expected(c, "a quoted string");
   char q = *c->p++;
   size_t n = 0;
   while (c->p < c->end && *c->p != q) {
-    if (n + 1 >= size) return bad(c, "string too long");
+    if (n + 1 >= size) return bad(c, "a quoted string is too long");
     buf[n++] = *c->p++;
   }
   if (c->p >= c->end) return bad(c, "unterminated string");
@@ -75,7 +96,8 @@ static aotrun_status parse_bool(cursor *c, int *out) {
 static aotrun_status parse_dim(cursor *c, int64_t *out) {
   skip_ws(c);
   if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-    return bad(c, "shape holds something other than a non-negative integer");
+    return expected(c, "a non-negative integer in shape (shape holds "
+                       "something other than a non-negative integer)");
   int64_t v = 0;
   while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
     int d = *c->p++ - '0';
@@ -89,7 +111,7 @@ static aotrun_status parse_dim(cursor *c, int64_t *out) {
 
 /* "(a, b, c)", "(a,)" or "()". */
 static aotrun_status parse_shape(cursor *c, aotrun_npy *a) {
-  if (!eat(c, '(')) return bad(c, "shape is not a tuple");
+  if (!eat(c, '(')) return expected(c, "a tuple for shape");
   a->ndim = 0;
   if (eat(c, ')')) return AOTRUN_OK;
   for (;;) {
@@ -102,46 +124,68 @@ static aotrun_status parse_shape(cursor *c, aotrun_npy *a) {
     a->ndim++;
     if (eat(c, ')')) return a->ndim == 1 ? bad(c, "(n) needs a comma: (n,)")
                                          : AOTRUN_OK;
-    if (!eat(c, ',')) return bad(c, "expected ',' or ')' in shape");
+    if (!eat(c, ',')) return expected(c, "',' or ')' in shape");
     if (eat(c, ')')) return AOTRUN_OK;
   }
+}
+
+/* The header's dtype; big-endian data gets its own message (numpy writes
+ * it on big-endian machines or from .astype('>f4')). */
+static aotrun_status check_dtype(const char *name, const char *descr,
+                                 aotrun_npy *a) {
+  if (aotrun_npy_dtype(descr, &a->dtype) == AOTRUN_OK) return AOTRUN_OK;
+  if (descr[0] == '>')
+    return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
+                            "%s: dtype '%s' is not supported: the data is "
+                            "big-endian (save it little-endian: "
+                            "a.astype(a.dtype.newbyteorder('<')))",
+                            name, descr);
+  char why[AOTRUN_HOST_ERROR_SIZE]; /* aotrun_npy_dtype's, with the list */
+  snprintf(why, sizeof why, "%s", aotrun_host_last_error());
+  return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED, "%s: %s", name, why);
 }
 
 /* Parses the dict; requires exactly descr, fortran_order and shape. */
 static aotrun_status parse_header(cursor *c, aotrun_npy *a) {
   int seen[3] = {0, 0, 0};
   int fortran = 0;
-  if (!eat(c, '{')) return bad(c, "header is not a dict");
+  if (!eat(c, '{')) return expected(c, "'{' (the header is not a dict)");
   while (!eat(c, '}')) {
     char key[32], descr[16];
     aotrun_status s = parse_string(c, key, sizeof key);
-    if (s == AOTRUN_OK && !eat(c, ':')) s = bad(c, "expected ':'");
+    if (s == AOTRUN_OK && !eat(c, ':')) s = expected(c, "':'");
     if (s != AOTRUN_OK) return s;
     int k = strcmp(key, "descr") == 0           ? 0
             : strcmp(key, "fortran_order") == 0 ? 1
             : strcmp(key, "shape") == 0         ? 2
                                                 : -1;
-    if (k < 0 || seen[k]) return bad(c, "unknown or repeated key");
+    if (k < 0 || seen[k]) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "%s key '%s' (the header has descr, "
+               "fortran_order and shape)", k < 0 ? "unknown" : "repeated",
+               key);
+      return bad(c, msg);
+    }
     seen[k] = 1;
     if (k == 0) s = parse_string(c, descr, sizeof descr);
-    if (k == 0 && s == AOTRUN_OK) {
-      s = aotrun_npy_dtype(descr, &a->dtype);
-      if (s != AOTRUN_OK)
-        return aotrun_host_fail(s, "%s: dtype '%s' is not supported", c->name,
-                                descr);
-    }
+    if (k == 0 && s == AOTRUN_OK) s = check_dtype(c->name, descr, a);
     if (k == 1) s = parse_bool(c, &fortran);
     if (k == 2) s = parse_shape(c, a);
     if (s != AOTRUN_OK) return s;
     if (!eat(c, ',')) {
-      if (!eat(c, '}')) return bad(c, "expected ',' or '}'");
+      if (!eat(c, '}')) return expected(c, "',' or '}'");
       break;
     }
   }
   skip_ws(c);
   if (c->p != c->end) return bad(c, "text after the dict");
-  if (!seen[0] || !seen[1] || !seen[2])
-    return bad(c, "missing descr, fortran_order or shape");
+  static const char *const kKeys[3] = {"descr", "fortran_order", "shape"};
+  for (int k = 0; k < 3; k++)
+    if (!seen[k])
+      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                              "malformed .npy header in %s: it has no '%s' "
+                              "(a header has descr, fortran_order and shape)",
+                              c->name, kKeys[k]);
   if (fortran)
     return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
                             "%s: fortran_order True is not supported (save "
@@ -170,9 +214,18 @@ static aotrun_status data_size(const char *name, const aotrun_npy *a,
 /* Locates the header text [*hdr, *hdr + *hlen) after the preamble. */
 static aotrun_status read_preamble(const char *name, const uint8_t *b,
                                    size_t size, size_t *hdr, size_t *hlen) {
-  if (size < 10 || memcmp(b, kMagic, sizeof kMagic) != 0)
+  size_t m = size < sizeof kMagic ? size : sizeof kMagic;
+  if (size == 0)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "%s is empty (0 bytes), not a .npy file", name);
+  if (memcmp(b, kMagic, m) != 0)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "%s is not a .npy file (bad magic)", name);
+  if (size < 10)
+    return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
+                            "%s: truncated .npy file (%zu bytes; its "
+                            "preamble alone has 10)",
+                            name, size);
   if (b[6] == 1 && b[7] == 0) {
     *hdr = 10;
     *hlen = (size_t)b[8] | (size_t)b[9] << 8;
@@ -207,7 +260,8 @@ aotrun_status aotrun_npy_parse(const char *name, const void *bytes,
   if (memchr(b + hdr, '\0', hlen) != NULL)
     return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
                             "malformed .npy header in %s: NUL byte", name);
-  cursor c = {(const char *)b + hdr, (const char *)b + hdr + hlen, name};
+  cursor c = {(const char *)b + hdr, (const char *)b + hdr + hlen, name,
+              (const char *)b + hdr};
   aotrun_npy a;
   memset(&a, 0, sizeof a);
   s = parse_header(&c, &a);

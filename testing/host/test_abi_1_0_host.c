@@ -98,11 +98,42 @@ static void test_1_2_plugin_in_1_0_host(void **state) {
   run_1_0_calls("libminimal_plugin_newer_minor.so", "minimal_newer");
 }
 
+/* A 1.1 library of two backends (the list symbol, which a 1.0 host does
+ * not know): through the entry symbol it is its first backend, whose 1.0
+ * members work without `self`. */
+static void test_list_plugin_in_1_0_host(void **state) {
+  (void)state;
+  loaded l = load_as_1_0("libpair_plugin.so");
+  const aotrun_backend_api *t = l.t;
+  assert_string_equal(t->get_name(), "pair_a");
+  char reason[32];
+  assert_int_equal(t->is_available(reason, sizeof reason), 1);
+  aotrun_host_api host = {.abi_version = AOTRUN_ABI_VERSION,
+                          .struct_size = sizeof host};
+  aotrun_method *m = NULL;
+  assert_int_equal(t->init(&host, "pair", 4, NULL, 0, &m), AOTRUN_OK);
+  float x[4] = {1, 2, 3, 4}, y[4] = {0};
+  int64_t xs[1] = {4}, ys[1] = {4};
+  DLTensor in = {x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, xs, NULL, 0};
+  DLTensor out = {y, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, ys, NULL, 0};
+  assert_int_equal(t->execute(m, &in, 1, &out, 1), AOTRUN_OK);
+  assert_float_equal(y[3], 8.0f, 0); /* pair_a: 2x */
+  t->destroy(m);
+  /* Its backend-wide 1.0 option calls point it to the 1.1 ones. */
+  aotrun_option off = {.key = "offset", .type = AOTRUN_OPTION_INT,
+                       .int_value = 1};
+  assert_int_equal(t->set_option(NULL, &off), AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(t->last_error(NULL),
+                      "use set_backend_option for backend-wide options");
+  dlclose(l.lib);
+}
+
 int main(int argc, char **argv) {
   test_paths_init(argc, argv);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_1_1_plugin_in_1_0_host),
       cmocka_unit_test(test_1_2_plugin_in_1_0_host),
+      cmocka_unit_test(test_list_plugin_in_1_0_host),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,9 @@
 # shim library exports them (found through $AOTRUN_SHIM_LIB,
 # $AOTRUN_PLUGIN_PATH or not at all), --json, and broken libraries.
 # usage: test_cli_inspect.sh AOTRUN EXAMPLE/manifest.json SHIM.so \
-#                            FIXTURE_UNKNOWN_IMPORT.so
+#                            FIXTURE_UNKNOWN_IMPORT.so CPU_REF_PLUGIN.so
 set -u
-AOTRUN=$1 EXAMPLE=$(dirname "$2") SHIM=$3 UNKNOWN_IMPORT=$4
+AOTRUN=$1 EXAMPLE=$(dirname "$2") SHIM=$3 UNKNOWN_IMPORT=$4 CPU_REF=$5
 TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/inspect.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 unset AOTRUN_PLUGIN_PATH AOTRUN_SHIM_LIB
@@ -45,7 +45,7 @@ expect 0 "^    constants 4, 72 bytes" "${I[@]}"
 expect 0 "^    constant lin.weight: float32 [3, 4] cpu, 48 bytes" "${I[@]}"
 expect 0 "^    constant scale: float64 [1] cpu, 8 bytes" "${I[@]}"
 expect 0 "^  shared weights 0" "${I[@]}"
-expect 0 "^  shim unknown: no libaotrun_shim.so found (set \$AOTRUN_SHIM_LIB, or put it in a \$AOTRUN_PLUGIN_PATH directory or next to the aotrun binary)" "${I[@]}"
+expect 0 "^  shim unknown: no libaotrun_shim.so found (set \$AOTRUN_SHIM_LIB, or put it beside a --plugin, in a \$AOTRUN_PLUGIN_PATH directory or next to the aotrun binary)" "${I[@]}"
 expect 0 "^    shim imports 16 (from the library), shim unknown" "${I[@]}"
 expect 0 "^      aoti_torch_empty_strided" "${I[@]}"
 # Stable: two runs print the same bytes.
@@ -60,6 +60,11 @@ mkdir "$TMP/plugdir"; ln -s "$(realpath "$SHIM")" "$TMP/plugdir/libaotrun_shim.s
 expect 0 "  shim $TMP/plugdir/libaotrun_shim.so (" \
   env AOTRUN_PLUGIN_PATH="/nonexistent:$TMP/plugdir" "${I[@]}"
 expect 0 "all in the shim" env AOTRUN_PLUGIN_PATH="$TMP/plugdir" "${I[@]}"
+# Beside a --plugin (file or directory): where the CUDA plugin finds it.
+cp "$CPU_REF" "$TMP/plugdir/"
+expect 0 "  shim $TMP/plugdir/libaotrun_shim.so (" \
+  "${I[@]}" --load --plugin "$TMP/plugdir/$(basename "$CPU_REF")"
+expect 0 "  shim $TMP/plugdir/libaotrun_shim.so (" "${I[@]}" --load --plugin "$TMP/plugdir"
 expect 0 "^  shim unknown: cannot open shim library $TMP/none.so: No such file or directory" \
   env AOTRUN_SHIM_LIB="$TMP/none.so" "${I[@]}"
 echo "not an ELF file" > "$TMP/fake_shim.so"

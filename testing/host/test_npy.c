@@ -171,7 +171,7 @@ static void test_malformed(void **state) {
   n = make(buf, 1,
            "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8);
   expect_bad(buf, n, AOTRUN_ERR_NOT_SUPPORTED,
-             "bad.npy: dtype '>f4' is not supported");
+             "bad.npy: dtype '>f4' is not supported: the data is big-endian");
   n = make(buf, 1,
            "{'descr': '<f4', 'fortran_order': False, 'shape': "
            "(4294967296, 4294967296, 4294967296), }", 0);
@@ -186,11 +186,11 @@ static void test_malformed(void **state) {
   expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "non-negative integer");
   n = make(buf, 1, "{'descr': '<f4', 'shape': (2,), }", 8);
   expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT,
-             "missing descr, fortran_order or shape");
+             "malformed .npy header in bad.npy: it has no 'fortran_order'");
   n = make(buf, 1,
            "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), "
            "'extra': 1}", 8);
-  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "unknown or repeated key");
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "unknown key 'extra'");
   n = make(buf, 1,
            "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk", 8);
   expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "text after the dict");
@@ -209,6 +209,50 @@ static void test_malformed(void **state) {
   n = make(buf, 1, ok, 8);
   buf[20] = '\0';
   expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "NUL byte");
+}
+
+/* Each message names the actual problem (issue 13: the version of a short
+ * file was "bad magic", a key was "unknown or repeated", a missing key
+ * one of three). */
+static void test_malformed_names_the_problem(void **state) {
+  (void)state;
+  uint8_t buf[512];
+  const char *ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  size_t n = make(buf, 1, ok, 8);
+  expect_bad(buf, 8, AOTRUN_ERR_INVALID_ARGUMENT,
+             "bad.npy: truncated .npy file (8 bytes; its preamble alone has "
+             "10)");
+  expect_bad(buf, 3, AOTRUN_ERR_INVALID_ARGUMENT, "truncated .npy file");
+  expect_bad(buf, 0, AOTRUN_ERR_INVALID_ARGUMENT,
+             "bad.npy is empty (0 bytes)");
+  n = make(buf, 1,
+           "{'descr': '<f4', 'shape': (2,), 'fortran_order': False, "
+           "'shape': (2,)}", 8);
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT,
+             "repeated key 'shape' (the header has descr, fortran_order and "
+             "shape)");
+  n = make(buf, 1, "{'descr': '<f4', 'fortran_order': False}", 8);
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "it has no 'shape'");
+  n = make(buf, 1, "{'fortran_order': False, 'shape': (2,)}", 8);
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT, "it has no 'descr'");
+  n = make(buf, 1,
+           "{'descr': '<q9', 'fortran_order': False, 'shape': (2,), }", 8);
+  expect_bad(buf, n, AOTRUN_ERR_NOT_SUPPORTED,
+             "bad.npy: dtype '<q9' is not supported (little-endian f8 f4");
+  n = make(buf, 1, "{'descr': <f4, 'fortran_order': False, 'shape': (2,)}",
+           8);
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT,
+             "malformed .npy header in bad.npy at byte 10 of its");
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT,
+             "expected a quoted string, found '<'");
+  /* A header cut short by its declared length. */
+  n = make(buf, 1, "{'descr': '<f4', ", 0);
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT,
+             "expected a quoted string, found the end of the header");
+  n = make(buf, 1,
+           "{'descr': '<f4', 'fortran_order': False, 'shape': [2]}", 8);
+  expect_bad(buf, n, AOTRUN_ERR_INVALID_ARGUMENT,
+             "expected a tuple for shape, found '['");
 }
 
 static void test_file_errors(void **state) {
@@ -327,6 +371,7 @@ int main(void) {
       cmocka_unit_test(test_zero_d_and_zero_size),
       cmocka_unit_test(test_version_2_read),
       cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_malformed_names_the_problem),
       cmocka_unit_test(test_file_errors),
       cmocka_unit_test(test_special_files_refused),
       cmocka_unit_test(test_write_refuses_symlink),

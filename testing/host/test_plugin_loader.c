@@ -212,7 +212,7 @@ static void test_table_has_member_end(void **state) {
   assert_int_equal(AOTRUN_BACKEND_API_SIZE_1_0,
                    AOTRUN_MEMBER_END(aotrun_backend_api, last_error));
   assert_int_equal(AOTRUN_BACKEND_API_SIZE_1_1,
-                   AOTRUN_MEMBER_END(aotrun_backend_api, get_extension));
+                   AOTRUN_MEMBER_END(aotrun_backend_api, deinit));
   assert_int_equal(AOTRUN_HOST_API_SIZE_1_0,
                    AOTRUN_MEMBER_END(aotrun_host_api, free));
 }

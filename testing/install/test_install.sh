@@ -37,7 +37,10 @@ for f in include/aotrun/aotrun_plugin.h include/aotrun/aotrun_host.h \
          lib/aotrun/libaotrun_cpu_ref.so lib/aotrun/libaotrun_shim.so \
          lib/aotrun/example_program/manifest.json \
          lib/aotrun/example_program/weights.safetensors \
-         lib/aotrun/example_program/forward.so; do
+         lib/aotrun/example_program/forward.so \
+         lib/aotrun/example_program_cuda/manifest.json \
+         lib/aotrun/example_program_cuda/weights.safetensors \
+         lib/aotrun/example_program_cuda/forward.so; do
   check "installed $f" test -f "$P/$f"
 done
 
@@ -116,6 +119,13 @@ check "aotrun plugins lists cpu_ref" \
   grep -qP "^cpu_ref\tABI 1\.1\tavailable\t$plugindir/libaotrun_cpu_ref.so$" "$TMP/plugins.txt"
 check "aotrun plugins lists cuda" grep -q "^cuda	" "$TMP/plugins.txt"
 check "aotrun demo" "$P/bin/aotrun" demo --backend cpu_ref
+# Its CUDA part: run on a GPU machine, else the one line saying why not.
+"$P/bin/aotrun" demo --backend cpu_ref > "$TMP/demo.txt" 2>&1
+check "aotrun demo: CUDA part" grep -qE \
+  "^(cuda example: not run: backend 'cuda' is not available: |latency with CUDA graphs: median )" \
+  "$TMP/demo.txt"
+check "aotrun inspect (installed CUDA example)" \
+  "$P/bin/aotrun" inspect "$P/lib/aotrun/example_program_cuda"
 
 echo "RESULT: $((checks - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -4,23 +4,31 @@
  * whose model libraries were built for the CPU (the C fixture model in CI),
  * through the same ABI and loading path as the CUDA backend, so a host can
  * swap one for the other. Its one option is the read-only method option
- * load_report (a JSON string, docs/loading.md).
+ * load_report (a JSON string, docs/loading.md). ABI 1.1 execute_ex
+ * (backend-allocated outputs, the too-small report) is in
+ * cpu_ref_execute_ex.c.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot_loader/method_runner.h"
-#include "plugin_api/aotrun_plugin.h"
-
-struct aotrun_method {
-  aotrun_method_runner *runner;
-  aotrun_error err; /* last failed call on this handle */
-};
+#include "aot_loader/global_symbols.h"
+#include "testing/plugins/cpu_ref_identity.h"
+#include "testing/plugins/cpu_ref_plugin.h"
 
 /* The message of the last failed init on this thread. */
 static _Thread_local aotrun_error g_init_error;
 
-static const char *cpu_ref_name(void) { return "cpu_ref"; }
+aotrun_error *cpu_ref_thread_error(void) { return &g_init_error; }
+
+/* The backend object (backend_data): what the backend is, read through
+ * `self`; cpu_ref has no backend-wide state that changes. */
+typedef struct cpu_ref_backend {
+  const char *name;
+} cpu_ref_backend;
+static const cpu_ref_backend kBackend = {"cpu_ref"};
+
+static const char *cpu_ref_name(void) { return kBackend.name; }
 
 static int32_t cpu_ref_is_available(char *reason, size_t reason_size) {
   if (reason != NULL && reason_size > 0) reason[0] = '\0';
@@ -134,6 +142,54 @@ static const char *cpu_ref_last_error(const aotrun_method *m) {
   return m != NULL ? m->err.message : g_init_error.message;
 }
 
+/* ---- ABI 1.1 context members ---- */
+
+static int32_t cpu_ref_is_available_ex(const aotrun_backend_api *self,
+                                       char *reason, size_t reason_size) {
+  (void)self;
+  return cpu_ref_is_available(reason, reason_size);
+}
+
+static aotrun_status cpu_ref_init_ex(const aotrun_backend_api *self,
+                                     const aotrun_host_api *host,
+                                     const void *processed, size_t size,
+                                     const aotrun_key_value *specs,
+                                     size_t num_specs, aotrun_method **out) {
+  (void)self;
+  return cpu_ref_init(host, processed, size, specs, num_specs, out);
+}
+
+/* cpu_ref has no backend-wide options: the 1.0 answers, per key. */
+static aotrun_status cpu_ref_set_backend_option(const aotrun_backend_api *self,
+                                                const aotrun_option *option) {
+  (void)self;
+  return cpu_ref_set_option(NULL, option);
+}
+
+static aotrun_status cpu_ref_get_backend_option(const aotrun_backend_api *self,
+                                                const char *key,
+                                                aotrun_option *out, char *buf,
+                                                size_t buf_size) {
+  (void)self;
+  (void)buf;
+  (void)buf_size;
+  return cpu_ref_get_option(NULL, key, out);
+}
+
+/* Entry-symbol calls not yet balanced by deinit (ABI 1.1). */
+static pthread_mutex_t g_users_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t g_users;
+
+/* The last deinit drops the loader's handles on the global symbol scope
+ * (taken when a model loaded): then nothing holds or points into this
+ * library, which has no other process-wide state. */
+static void cpu_ref_deinit(const aotrun_backend_api *self) {
+  (void)self;
+  pthread_mutex_lock(&g_users_mu);
+  if (g_users > 0 && --g_users == 0) aotrun_global_symbols_release();
+  pthread_mutex_unlock(&g_users_mu);
+}
+
 static const aotrun_backend_api kApi = {
     .abi_version = AOTRUN_ABI_VERSION,
     .struct_size = sizeof(aotrun_backend_api),
@@ -147,6 +203,21 @@ static const aotrun_backend_api kApi = {
     .get_num_io = cpu_ref_get_num_io,
     .get_io_info = cpu_ref_get_io_info,
     .last_error = cpu_ref_last_error,
+    /* ABI 1.1: context, identity, devices, can_run */
+    .backend_data = (void *)&kBackend,
+    .is_available_ex = cpu_ref_is_available_ex,
+    .init_ex = cpu_ref_init_ex,
+    .set_backend_option = cpu_ref_set_backend_option,
+    .get_backend_option = cpu_ref_get_backend_option,
+    .get_info = cpu_ref_get_info,
+    .get_device_count = cpu_ref_get_device_count,
+    .get_device_info = cpu_ref_get_device_info,
+    .can_run = cpu_ref_can_run,
+    /* -- execution, ABI 1.1 -- */
+    .execute_ex = aotrun_cpu_ref_execute_ex,
+    .synchronize = aotrun_cpu_ref_synchronize,
+    /* -- unload, ABI 1.1 -- */
+    .deinit = cpu_ref_deinit,
 };
 
 AOTRUN_DECLARE_PLUGIN_ENTRY {
@@ -155,5 +226,8 @@ AOTRUN_DECLARE_PLUGIN_ENTRY {
   if (AOTRUN_VERSION_MAJOR(host_abi_version) != AOTRUN_ABI_VERSION_MAJOR)
     return AOTRUN_ERR_VERSION_MISMATCH;
   *out = &kApi;
+  pthread_mutex_lock(&g_users_mu);
+  g_users++; /* balanced by deinit */
+  pthread_mutex_unlock(&g_users_mu);
   return AOTRUN_OK;
 }

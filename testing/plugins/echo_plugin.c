@@ -3,7 +3,11 @@
  * outputs its program's manifest declares (any dtype, any rank) and
  * execute copies input i to output i byte for byte, so a host's tensor I/O
  * can be checked bit-exactly for every dtype without a model. The manifest
- * must pair them: output i has input i's dtype and rank.
+ * must pair them: output i has input i's dtype and rank. An output whose
+ * manifest dims no input binds (e.g. "u0") is, to a host, of
+ * data-dependent size: execute_ex (ABI 1.1) allocates it when asked, and
+ * reports AOTRUN_ERR_OUTPUT_TOO_SMALL with the needed shape when a
+ * caller's buffer is too small.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +105,102 @@ static aotrun_status echo_execute(aotrun_method *m, const DLTensor *inputs,
   return AOTRUN_OK;
 }
 
+/* ---- ABI 1.1 execute_ex: an output whose data is NULL (with
+ * managed_outputs) is allocated here in host memory; an output with too
+ * little room is AOTRUN_ERR_OUTPUT_TOO_SMALL with the input's shape. No
+ * stream (host memory only); ASYNC is accepted (synchronous). ---- */
+
+#define ARGS_HAS(a, member) AOTRUN_TABLE_HAS_2_(a, member)
+
+typedef struct echo_managed {
+  DLManagedTensor t;
+  int64_t shape[AOTRUN_MAX_DIMS];
+} echo_managed;
+
+static void echo_managed_delete(DLManagedTensor *t) {
+  free(t->dl_tensor.data);
+  free(t->manager_ctx);
+}
+
+static DLManagedTensor *echo_managed_new(const DLTensor *x) {
+  echo_managed *e = calloc(1, sizeof *e);
+  size_t bytes = nbytes_of(x);
+  void *data = e != NULL ? malloc(bytes ? bytes : 1) : NULL;
+  if (data == NULL || x->ndim > AOTRUN_MAX_DIMS) {
+    free(data);
+    free(e);
+    return NULL;
+  }
+  memcpy(e->shape, x->shape, (size_t)x->ndim * sizeof *x->shape);
+  e->t = (DLManagedTensor){.manager_ctx = e, .deleter = echo_managed_delete};
+  e->t.dl_tensor = (DLTensor){.data = data, .device = {kDLCPU, 0},
+                              .ndim = x->ndim, .dtype = x->dtype,
+                              .shape = e->shape};
+  return &e->t;
+}
+
+/* Every output is checked before any is written. */
+static aotrun_status echo_check_ex(aotrun_method *m, aotrun_execute_args *a,
+                                   DLManagedTensor **managed) {
+  if (ARGS_HAS(a, stream) && a->stream != NULL) {
+    snprintf(m->error, sizeof m->error, "echo: host memory only, no stream");
+    return AOTRUN_ERR_NOT_SUPPORTED;
+  }
+  if (a->num_inputs != a->num_outputs) return AOTRUN_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < a->num_inputs; i++) {
+    const DLTensor *x = &a->inputs[i];
+    const DLTensor *y = &a->outputs[i];
+    if (managed != NULL && y->data == NULL) continue;
+    if (y->ndim == x->ndim && nbytes_of(y) >= nbytes_of(x)) continue;
+    snprintf(m->error, sizeof m->error,
+             "echo: output %zu cannot hold input %zu", i, i);
+    if (y->ndim != x->ndim) return AOTRUN_ERR_INVALID_ARGUMENT;
+    if (ARGS_HAS(a, needed_shape)) {
+      a->too_small_output = (int64_t)i;
+      a->needed_ndim = x->ndim;
+      memcpy(a->needed_shape, x->shape, (size_t)x->ndim * sizeof *x->shape);
+    }
+    return AOTRUN_ERR_OUTPUT_TOO_SMALL;
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status echo_execute_ex(aotrun_method *m,
+                                     aotrun_execute_args *a) {
+  if (m == NULL || a == NULL ||
+      a->struct_size < AOTRUN_MEMBER_END(aotrun_execute_args, num_outputs))
+    return AOTRUN_ERR_INVALID_ARGUMENT;
+  m->error[0] = '\0';
+  DLManagedTensor **managed =
+      ARGS_HAS(a, managed_outputs) ? a->managed_outputs : NULL;
+  if (ARGS_HAS(a, needed_shape)) a->too_small_output = -1;
+  for (size_t i = 0; managed != NULL && i < a->num_outputs; i++)
+    managed[i] = NULL;
+  aotrun_status s = echo_check_ex(m, a, managed);
+  for (size_t i = 0; s == AOTRUN_OK && i < a->num_outputs; i++) {
+    if (managed == NULL || a->outputs[i].data != NULL) continue;
+    managed[i] = echo_managed_new(&a->inputs[i]);
+    if (managed[i] == NULL) s = AOTRUN_ERR_OUT_OF_MEMORY;
+  }
+  if (s != AOTRUN_OK) {
+    for (size_t i = 0; managed != NULL && i < a->num_outputs; i++) {
+      if (managed[i] != NULL) echo_managed_delete(managed[i]);
+      managed[i] = NULL;
+    }
+    return s;
+  }
+  DLTensor out[64];
+  if (a->num_outputs > 64) return AOTRUN_ERR_NOT_SUPPORTED;
+  for (size_t i = 0; i < a->num_outputs; i++)
+    out[i] = managed != NULL && managed[i] != NULL ? managed[i]->dl_tensor
+                                                   : a->outputs[i];
+  return echo_execute(m, a->inputs, a->num_inputs, out, a->num_outputs);
+}
+
+static aotrun_status echo_synchronize(aotrun_method *m) {
+  return m != NULL ? AOTRUN_OK : AOTRUN_ERR_INVALID_ARGUMENT;
+}
+
 static void echo_destroy(aotrun_method *m) {
   if (m == NULL) return;
   aotrun_program_destroy(m->program);
@@ -164,6 +264,9 @@ static const aotrun_backend_api kApi = {
     .get_num_io = echo_num_io,
     .get_io_info = echo_io_info,
     .last_error = echo_last_error,
+    /* -- execution, ABI 1.1 -- */
+    .execute_ex = echo_execute_ex,
+    .synchronize = echo_synchronize,
 };
 
 AOTRUN_DECLARE_PLUGIN_ENTRY {

@@ -21,4 +21,18 @@ typedef struct minimal_stats_v1 {
   const char *(*backend)(void);
 } minimal_stats_v1;
 
+/* "minimal.unload.v1": what a test host needs to see deinit (ABI 1.1)
+ * and the host's failed-init rule. set_hook(hook, ctx) makes the plugin
+ * call hook(ctx, event) when deinit runs (MINIMAL_EVENT_DEINIT) and, in the
+ * _bad_init variant, when destroy gets the handle its failed init left
+ * behind (MINIMAL_EVENT_BOGUS_DESTROY: a host bug). NULL unsets it. */
+#define MINIMAL_EXT_UNLOAD_V1 "minimal.unload.v1"
+#define MINIMAL_EVENT_DEINIT 1
+#define MINIMAL_EVENT_BOGUS_DESTROY 2
+
+typedef struct minimal_unload_v1 {
+  uint32_t struct_size;
+  void (*set_hook)(void (*hook)(void *ctx, int event), void *ctx);
+} minimal_unload_v1;
+
 #endif /* AOTRUN_MINIMAL_EXT_H */

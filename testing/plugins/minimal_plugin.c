@@ -16,6 +16,13 @@
  * "last_gpu_time_ns" (INT): a made-up time of the last call, 2000 + 100 *
  * (call % 5) ns, and -1 (unknown) for every 4th call or with timing off.
  *
+ * With -DMINIMAL_FAKE_CUDA (the _fake_cuda variants, named "cuda": `aotrun
+ * demo`'s CUDA part on a CPU) it also takes kDLCUDA tensors (their memory is
+ * host memory from testing/plugins/fake_cudart.c), the per-handle STRING
+ * option "enable_cuda_graph_for_method" and, read-only, "cuda_graph_phase":
+ * Disabled, Warmup for the first MINIMAL_GRAPH_WARMUP calls after graphs
+ * were enabled, then Replay (never Replay with -DMINIMAL_NO_REPLAY).
+ *
  * ABI 1.1: it offers one extension through get_extension,
  * "minimal.stats.v1" (minimal_ext.h). Built with -DMINIMAL_ABI_1_0_HEADER it
  * is a genuine 1.0 plugin, compiled against the frozen 1.0 header.
@@ -59,7 +66,11 @@ struct aotrun_method {
   char error[ERROR_SIZE]; /* last_error(method) */
   int32_t gpu_timing;     /* MINIMAL_GPU_TIMING only */
   int64_t calls;
+  int32_t graphs;         /* MINIMAL_FAKE_CUDA only: enabled, */
+  int64_t graph_calls;    /* and calls since */
 };
+
+#define MINIMAL_GRAPH_WARMUP 4 /* the CUDA backend's 3 + the capture */
 
 /* last_error(NULL): failed init (and backend-wide calls), per thread. */
 static _Thread_local char g_error[ERROR_SIZE];
@@ -121,12 +132,27 @@ static aotrun_status factor_from_host(const aotrun_host_api *host,
                    "named data 'factor.txt' is not a number", "");
 }
 
+#ifdef MINIMAL_BAD_INIT
+/* The _bad_init variant breaks two init rules at once: it leaves a handle
+ * in *out although it fails, and with a status no header knows. */
+static struct aotrun_method *const g_bogus = (struct aotrun_method *)&g_offset;
+#define MINIMAL_BAD_INIT_STATUS 42
+#endif
+
 static aotrun_status init(const aotrun_host_api *host, const void *processed,
                           size_t processed_size, const aotrun_key_value *specs,
                           size_t num_specs, aotrun_method **out) {
   (void)specs; /* a scale needs no compile spec */
   (void)num_specs;
   *out = NULL;
+#ifdef MINIMAL_BAD_INIT
+  (void)host;
+  (void)processed;
+  (void)processed_size;
+  *out = g_bogus;
+  return fail(NULL, MINIMAL_BAD_INIT_STATUS, "init fails on purpose in ",
+              MINIMAL_NAME);
+#endif
   float factor;
   if (!parse_factor(processed, processed_size, &factor)) {
     aotrun_status s = factor_from_host(host, &factor);
@@ -145,9 +171,16 @@ static aotrun_status init(const aotrun_host_api *host, const void *processed,
   return AOTRUN_OK;
 }
 
-/* A host-memory, float32, rank-1, contiguous tensor? */
+/* A host-memory, float32, rank-1, contiguous tensor? (With
+ * MINIMAL_FAKE_CUDA kDLCUDA too: its memory is host memory.) */
 static int is_host_f32_vector(const DLTensor *t) {
-  return t->device.device_type == kDLCPU && t->dtype.code == kDLFloat &&
+#ifdef MINIMAL_FAKE_CUDA
+  int device_ok = t->device.device_type == kDLCPU ||
+                  t->device.device_type == kDLCUDA;
+#else
+  int device_ok = t->device.device_type == kDLCPU;
+#endif
+  return device_ok && t->dtype.code == kDLFloat &&
          t->dtype.bits == 32 && t->dtype.lanes == 1 && t->ndim == 1 &&
          t->shape != NULL &&
 #if AOTRUN_ABI_VERSION_MINOR >= 1 /* the ABI's rule: NULL or row-major */
@@ -179,10 +212,25 @@ static aotrun_status execute(aotrun_method *m, const DLTensor *inputs,
     o[i] = in[i] * m->factor + (float)m->offset + MINIMAL_BIAS;
   y->shape[0] = x->shape[0]; /* the dynamic dim's actual size */
   m->calls++;
+  m->graph_calls += m->graphs;
   return AOTRUN_OK;
 }
 
-static void destroy(aotrun_method *m) { free(m); }
+#if AOTRUN_ABI_VERSION_MINOR >= 1 || defined(MINIMAL_BAD_INIT)
+static void unload_event(int event);
+#endif
+#define MINIMAL_EVENT_DEINIT 1
+#define MINIMAL_EVENT_BOGUS_DESTROY 2
+
+static void destroy(aotrun_method *m) {
+#ifdef MINIMAL_BAD_INIT
+  if (m == g_bogus) { /* the handle a failed init left: never ours to free */
+    unload_event(MINIMAL_EVENT_BOGUS_DESTROY);
+    return;
+  }
+#endif
+  free(m);
+}
 
 static aotrun_status set_option(aotrun_method *m, const aotrun_option *opt) {
   int64_t *offset = m ? &m->offset : &g_offset;
@@ -203,6 +251,15 @@ static aotrun_status set_option(aotrun_method *m, const aotrun_option *opt) {
       return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
                   "option 'gpu_timing' is BOOL", "");
     m->gpu_timing = opt->bool_value;
+#endif
+#ifdef MINIMAL_FAKE_CUDA
+  } else if (m != NULL &&
+             strcmp(opt->key, "enable_cuda_graph_for_method") == 0) {
+    if (opt->type != AOTRUN_OPTION_STRING || opt->string_value == NULL)
+      return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
+                  "option 'enable_cuda_graph_for_method' is STRING", "");
+    m->graphs = strcmp(opt->string_value, "forward") == 0;
+    m->graph_calls = 0;
 #endif
   } else {
     return fail(m, AOTRUN_ERR_NOT_FOUND, "unknown option ", opt->key);
@@ -228,6 +285,16 @@ static aotrun_status get_option(aotrun_method *m, const char *key,
     out->int_value = !m->gpu_timing || m->calls == 0 || m->calls % 4 == 0
                          ? -1
                          : 2000 + 100 * (m->calls % 5);
+#endif
+#ifdef MINIMAL_FAKE_CUDA
+  } else if (m != NULL && strcmp(key, "cuda_graph_phase") == 0) {
+    out->key = "cuda_graph_phase";
+    out->type = AOTRUN_OPTION_STRING;
+    int replay = m->graph_calls >= MINIMAL_GRAPH_WARMUP;
+#ifdef MINIMAL_NO_REPLAY
+    replay = 0;
+#endif
+    out->string_value = !m->graphs ? "Disabled" : replay ? "Replay" : "Warmup";
 #endif
   } else {
     return fail(m, AOTRUN_ERR_NOT_FOUND, "unknown option ", key);
@@ -287,14 +354,50 @@ static const minimal_stats_v1 kStats = {
     .backend = get_name,
 };
 
-/* 1.1: one extension. Variants that fake a 1.0 table keep the pointer set
+/* The extension "minimal.unload.v1" (minimal_ext.h): a test host sees
+ * deinit and a destroy of the bogus handle through a hook it sets. */
+#define MINIMAL_EXT_UNLOAD_V1 "minimal.unload.v1"
+typedef struct minimal_unload_v1 {
+  uint32_t struct_size;
+  void (*set_hook)(void (*hook)(void *ctx, int event), void *ctx);
+} minimal_unload_v1;
+
+static void (*g_hook)(void *ctx, int event);
+static void *g_hook_ctx;
+
+static void set_hook(void (*hook)(void *ctx, int event), void *ctx) {
+  g_hook = hook;
+  g_hook_ctx = ctx;
+}
+
+static const minimal_unload_v1 kUnload = {
+    .struct_size = sizeof(minimal_unload_v1),
+    .set_hook = set_hook,
+};
+
+/* 1.1: two extensions. Variants that fake a 1.0 table keep the pointer set
  * but leave it outside struct_size: a host that reads it anyway is caught
  * by the tests (it would find the extension). */
 static void *get_extension(const char *name) {
   if (name != NULL && strcmp(name, MINIMAL_EXT_STATS_V1) == 0)
     return (void *)&kStats;
+  if (name != NULL && strcmp(name, MINIMAL_EXT_UNLOAD_V1) == 0)
+    return (void *)&kUnload;
   return NULL;
 }
+
+/* 1.1: nothing process-wide to free; tells the test host it ran. The
+ * variants with a 1.0 struct_size keep it outside: never called. */
+static void deinit(const aotrun_backend_api *self) {
+  (void)self;
+  unload_event(MINIMAL_EVENT_DEINIT);
+}
+
+static void unload_event(int event) {
+  if (g_hook != NULL) g_hook(g_hook_ctx, event);
+}
+#elif defined(MINIMAL_BAD_INIT)
+static void unload_event(int event) { (void)event; }
 #endif
 
 #ifdef MINIMAL_EXTRA_MEMBER
@@ -333,6 +436,7 @@ static const struct {
             .last_error = last_error,
 #if AOTRUN_ABI_VERSION_MINOR >= 1
             .get_extension = get_extension,
+            .deinit = deinit,
 #endif
         },
 #ifdef MINIMAL_EXTRA_MEMBER
