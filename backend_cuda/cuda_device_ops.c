@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backend_cuda/cuda_staged_upload.h"
 #include "shim_lib/aotrun_shim.h"
 
 static const char *kind_name(aotrun_copy_kind kind) {
@@ -84,15 +85,13 @@ static void mem_free(void *ctx, void *ptr) {
   if (ptr != NULL) (void)cudaFree(ptr);
 }
 
+/* Large weights go through pinned staging (cuda_staged_upload.h). The op
+ * has no error out: the weight cache names the FQN and both sizes. */
 static aotrun_status mem_upload(void *ctx, void *dst, const void *src,
                                 size_t bytes) {
   (void)ctx;
-  if (bytes == 0) return AOTRUN_OK;
-  if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return AOTRUN_ERR_ACCESS_FAILED;
-  }
-  return AOTRUN_OK;
+  aotrun_error err;
+  return aotrun_cuda_staged_upload(dst, src, bytes, &err);
 }
 
 const aotrun_device_ops *aotrun_cuda_memory_ops(void) {
@@ -142,12 +141,26 @@ static aotrun_status runner_compute_capability(void *ctx, int32_t device,
   return AOTRUN_OK;
 }
 
+static aotrun_status runner_driver_version(void *ctx, int *version,
+                                           aotrun_error *err) {
+  (void)ctx;
+  cudaError_t e = cudaDriverGetVersion(version);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cannot read the CUDA driver version: %s",
+                            cudaGetErrorString(e));
+  }
+  return AOTRUN_OK;
+}
+
 aotrun_runner_device_ops aotrun_cuda_runner_ops(aotrun_cuda_timing *timing) {
   aotrun_runner_device_ops ops = {timing,
                                   runner_copy,
                                   runner_sync,
                                   aotrun_cuda_memory_ops(),
                                   runner_free_memory,
-                                  runner_compute_capability};
+                                  runner_compute_capability,
+                                  runner_driver_version};
   return ops;
 }

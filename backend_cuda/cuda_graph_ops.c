@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "aot_loader/fault_point.h"
 #include "backend_cuda/cuda_device_ops.h"
 #include "backend_cuda/graph_pool.h"
 
@@ -17,8 +18,9 @@ static aotrun_status cuda_failed(aotrun_error *err, const char *what,
 static aotrun_status run_direct(void *ctx, const DLTensor *in, size_t ni,
                                 DLTensor *out, size_t no, aotrun_error *err) {
   /* aotrun_cuda_method_execute checked the inputs already. */
-  return aotrun_method_runner_run_checked(C(ctx)->runner, in, ni, out, no,
-                                          C(ctx)->stream, err);
+  return aotrun_method_runner_run_checked_call(C(ctx)->runner, in, ni, out,
+                                               no, C(ctx)->stream,
+                                               C(ctx)->call, err);
 }
 
 static aotrun_status run_capture(void *ctx, const DLTensor *in, size_t ni,
@@ -28,9 +30,13 @@ static aotrun_status run_capture(void *ctx, const DLTensor *in, size_t ni,
                                           C(ctx)->stream, err);
 }
 
+/* The fault points below (fault_point.h) make a step fail as CUDA would,
+ * leaving the stream as the real failure does (a capture that ended). */
 static aotrun_status begin_capture(void *ctx, aotrun_error *err) {
-  cudaError_t e = cudaStreamBeginCapture((cudaStream_t)C(ctx)->stream,
-                                         cudaStreamCaptureModeRelaxed);
+  cudaError_t e = aotrun_fault_point("cuda_graph.begin_capture")
+                      ? cudaErrorStreamCaptureUnsupported
+                      : cudaStreamBeginCapture((cudaStream_t)C(ctx)->stream,
+                                               cudaStreamCaptureModeRelaxed);
   return e == cudaSuccess ? AOTRUN_OK
                           : cuda_failed(err, "cudaStreamBeginCapture", e);
 }
@@ -38,6 +44,11 @@ static aotrun_status begin_capture(void *ctx, aotrun_error *err) {
 static aotrun_status end_capture(void *ctx, void **graph, aotrun_error *err) {
   cudaGraph_t g = NULL;
   cudaError_t e = cudaStreamEndCapture((cudaStream_t)C(ctx)->stream, &g);
+  if (e == cudaSuccess && aotrun_fault_point("cuda_graph.end_capture")) {
+    if (g != NULL) (void)cudaGraphDestroy(g);
+    g = NULL;
+    e = cudaErrorStreamCaptureInvalidated;
+  }
   *graph = g;
   return e == cudaSuccess ? AOTRUN_OK
                           : cuda_failed(err, "cudaStreamEndCapture", e);
@@ -55,7 +66,9 @@ static aotrun_status instantiate(void *ctx, void *graph, void **exec,
                                  aotrun_error *err) {
   (void)ctx;
   cudaGraphExec_t x = NULL;
-  cudaError_t e = cudaGraphInstantiate(&x, (cudaGraph_t)graph, 0);
+  cudaError_t e = aotrun_fault_point("cuda_graph.instantiate")
+                      ? cudaErrorMemoryAllocation
+                      : cudaGraphInstantiate(&x, (cudaGraph_t)graph, 0);
   *exec = e == cudaSuccess ? x : NULL;
   return e == cudaSuccess ? AOTRUN_OK
                           : cuda_failed(err, "cudaGraphInstantiate", e);
@@ -63,7 +76,10 @@ static aotrun_status instantiate(void *ctx, void *graph, void **exec,
 
 static aotrun_status launch(void *ctx, void *exec, aotrun_error *err) {
   cudaError_t e =
-      cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)C(ctx)->stream);
+      aotrun_fault_point("cuda_graph.launch")
+          ? cudaErrorLaunchFailure
+          : cudaGraphLaunch((cudaGraphExec_t)exec,
+                            (cudaStream_t)C(ctx)->stream);
   return e == cudaSuccess ? AOTRUN_OK : cuda_failed(err, "cudaGraphLaunch", e);
 }
 
@@ -89,7 +105,9 @@ static void clear_error(void *ctx) {
 static aotrun_status static_alloc(void *ctx, size_t bytes, void **ptr,
                                   aotrun_error *err) {
   (void)ctx;
-  cudaError_t e = cudaMalloc(ptr, bytes);
+  cudaError_t e = aotrun_fault_point("cuda_graph.static_alloc")
+                      ? cudaErrorMemoryAllocation
+                      : cudaMalloc(ptr, bytes);
   if (e != cudaSuccess) {
     *ptr = NULL;
     return cuda_failed(err, "cudaMalloc", e);
@@ -127,8 +145,9 @@ static aotrun_status copy_inputs(void *ctx, const DLTensor *in,
 static aotrun_status copy_outputs(void *ctx, AtenTensorHandle *src,
                                   DLTensor *out, size_t n,
                                   aotrun_error *err) {
-  return aotrun_method_runner_copy_outputs(C(ctx)->runner, src, out, n,
-                                           C(ctx)->stream, err);
+  return aotrun_method_runner_copy_outputs_call(C(ctx)->runner, src, out, n,
+                                                C(ctx)->stream, C(ctx)->call,
+                                                err);
 }
 
 static void delete_outputs(void *ctx, AtenTensorHandle *h, size_t n) {

@@ -16,6 +16,11 @@ typedef struct aotrun_cuda_graph_ctx {
   void *stream; /* the method's cudaStream_t (updated if it changes) */
   void *log_ctx;
   void (*log)(void *log_ctx, int32_t level, const char *message);
+  /* The execute_ex requests of the call in progress (kept outputs, no
+   * final synchronisation, the too-small report), NULL for execute. Set by
+   * the method around one call; graph replays copy kept outputs out of
+   * the graph's pool, direct runs may hand the model's tensor over. */
+  aotrun_runner_call *call;
 } aotrun_cuda_graph_ctx;
 
 /* The ops table with ctx as its context (ctx must outlive the state). */

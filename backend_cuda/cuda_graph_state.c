@@ -455,13 +455,15 @@ aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
 
 /* ---- one call ---- */
 
-/* A call without a graph; its failure is an Error. */
+/* A call without a graph. Its failure goes back to the caller as the
+ * status and message (the host prints it); logged at Debug only, so the
+ * user sees it once. */
 static aotrun_status run_plain(aotrun_graph_state *s, const DLTensor *in,
                                size_t n_in, DLTensor *out, size_t n_out,
                                aotrun_error *err) {
   aotrun_status st = s->ops.run_direct(s->ops.ctx, in, n_in, out, n_out, err);
   if (st != AOTRUN_OK)
-    logf_(s, AOTRUN_LOG_ERROR, "method %s failed: %s", s->method,
+    logf_(s, AOTRUN_LOG_DEBUG, "method %s failed: %s", s->method,
           err ? err->message : aotrun_status_string(st));
   return st;
 }
@@ -572,13 +574,11 @@ static aotrun_status failed_after_launch(aotrun_graph_state *s,
                                          const aotrun_error *cerr,
                                          aotrun_error *err) {
   turn_off_after_failure(s, cerr->message);
-  logf_(s, AOTRUN_LOG_ERROR,
-        "method %s: the first launch of its CUDA graph failed while "
-        "running (%s); not retried, graphs stay off for this method",
-        s->method, cerr->message);
+  /* Returned, not logged: the host prints the message once. */
   return aotrun_error_set(err, st,
                           "method %s: first launch of the CUDA graph "
-                          "failed: %s",
+                          "failed: %s (not retried; graphs stay off for "
+                          "this method)",
                           s->method, cerr->message);
 }
 
@@ -611,7 +611,7 @@ static aotrun_status capture_call(aotrun_graph_state *s, capture *c,
         s->method, num_graphs(s));
   st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
   if (st != AOTRUN_OK)
-    logf_(s, AOTRUN_LOG_ERROR, "method %s failed: %s", s->method,
+    logf_(s, AOTRUN_LOG_DEBUG, "method %s failed: %s", s->method,
           err ? err->message : aotrun_status_string(st));
   return st;
 }
@@ -659,7 +659,7 @@ static aotrun_status replay(aotrun_graph_state *s, capture *c,
   if (st == AOTRUN_OK)
     st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
   if (st != AOTRUN_OK) {
-    logf_(s, AOTRUN_LOG_ERROR, "method %s: CUDA graph replay failed: %s",
+    logf_(s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph replay failed: %s",
           s->method, err ? err->message : aotrun_status_string(st));
     return st;
   }

@@ -1,7 +1,9 @@
 /* cuda_method.c: see cuda_method.h. */
 #include "backend_cuda/cuda_method.h"
+#include "backend_cuda/cuda_method_internal.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,30 +12,41 @@
 
 #include "aot_loader/method_runner.h"
 #include "backend_cuda/cuda_availability.h"
+#include "backend_cuda/cuda_backend_life.h"
+#include "backend_cuda/cuda_device_scope.h"
+#include "backend_cuda/cuda_device_spec.h"
 #include "backend_cuda/cuda_device_ops.h"
 #include "backend_cuda/cuda_graph_ops.h"
 #include "backend_cuda/cuda_graph_policy.h"
 #include "backend_cuda/cuda_graph_state.h"
 #include "backend_cuda/cuda_stream.h"
+#include "backend_cuda/cuda_thread_error.h"
 #include "backend_cuda/cuda_timing.h"
+#include "aot_loader/load_report.h"
+#include "backend_cuda/warm_up_plan.h"
 #include "backend_cuda/weight_registry.h"
 
 _Static_assert(AOTRUN_CUDA_MAX_GRAPH_SHAPES == AOTRUN_GRAPH_MAX_SHAPES,
               "cuda_graph_shapes' limit is the graph state's");
 
-struct aotrun_method {
-  const aotrun_host_api *host;
-  int device;
-  char device_str[32];
-  aotrun_cuda_options opts;
-  aotrun_cuda_stream *stream;
-  aotrun_weight_registry_entry *weights; /* NULL: a private cache */
-  aotrun_method_runner *runner;
-  aotrun_cuda_graph_ctx graph_ctx;
-  aotrun_graph_state *graph;
-  aotrun_cuda_timing timing; /* option gpu_timing */
-  aotrun_error err; /* last failed call */
-};
+/* The const queries (get_num_io, get_io_info) never write into the handle
+ * (several threads may query one handle at once): their last failure is
+ * kept per thread with the handle it came from, and last_error(m) on that
+ * thread returns it until the next call on m. */
+static _Thread_local struct {
+  uint64_t serial; /* 0: none */
+  aotrun_error err;
+} tls_query;
+
+static uint64_t next_serial(void) {
+  static _Atomic uint64_t counter;
+  return ++counter;
+}
+
+void aotrun_cuda_method_forget_query_error(const aotrun_method *m) {
+  if (tls_query.serial == m->serial) tls_query.serial = 0;
+}
+#define forget_query_error aotrun_cuda_method_forget_query_error
 
 /* The host's log, filtered by the handle's log_level. */
 static void method_log(void *ctx, int32_t level, const char *message) {
@@ -42,35 +55,22 @@ static void method_log(void *ctx, int32_t level, const char *message) {
   m->host->log(m->host->ctx, level, message);
 }
 
-/* "cuda" or "cuda:N" from the specs; cuda:0 when absent. */
-static aotrun_status spec_device(const aotrun_key_value *specs, size_t n,
-                                 int *device, aotrun_error *err) {
-  *device = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (specs[i].key == NULL || strcmp(specs[i].key, "device") != 0) continue;
-    const char *v = specs[i].value ? specs[i].value : "";
-    if (strcmp(v, "cuda") == 0) continue;
-    char *end = NULL;
-    long idx = strncmp(v, "cuda:", 5) == 0 ? strtol(v + 5, &end, 10) : -1;
-    if (end == NULL || end == v + 5 || *end != '\0' || idx < 0 || idx > 4096)
-      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                              "init: compile spec device \"%s\" is not "
-                              "\"cuda\" or \"cuda:N\"",
-                              v);
-    *device = (int)idx;
-  }
-  return AOTRUN_OK;
-}
-
 void aotrun_cuda_method_destroy(aotrun_method *m) {
   if (m == NULL) return;
+  forget_query_error(m);
+  aotrun_cuda_method_gone();
+  /* Frees on the method's device; the caller keeps its own. */
+  aotrun_cuda_device_scope scope;
+  int entered = aotrun_cuda_device_enter(m->device, &scope, NULL) == AOTRUN_OK;
   /* The graph's release() needs the runner (output handles) and stream. */
   aotrun_graph_state_destroy(m->graph);
   aotrun_method_runner_destroy(m->runner);
   aotrun_weight_registry_release(m->weights);
   aotrun_cuda_stream_release(m->stream);
+  aotrun_cuda_stream_order_destroy(&m->order);
   aotrun_cuda_timing_destroy(&m->timing);
   free(m);
+  if (entered) aotrun_cuda_device_leave(&scope);
 }
 
 static aotrun_status make_runner(aotrun_method *m, const void *manifest,
@@ -98,7 +98,11 @@ static aotrun_status make_runner(aotrun_method *m, const void *manifest,
 
 static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
   m->graph_ctx = (aotrun_cuda_graph_ctx){
-      m->runner, aotrun_cuda_stream_handle(m->stream), m, method_log};
+      .runner = m->runner,
+      .stream = aotrun_cuda_stream_handle(m->stream),
+      .log_ctx = m,
+      .log = method_log,
+      .call = NULL};
   aotrun_graph_ops ops = aotrun_cuda_graph_ops(&m->graph_ctx);
   size_t ni = 0, no = 0;
   aotrun_method_runner_num_io(m->runner, AOTRUN_IO_INPUT, &ni, NULL);
@@ -117,6 +121,73 @@ static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
   return AOTRUN_OK;
 }
 
+/* The first call's one-time library work (cuBLAS, cuBLASLt heuristics,
+ * cuDNN, the allocator's pool: 10-70 ms each on the H200) done now, for the
+ * op families the method imports (warm_up_plan.h). A failure is not the
+ * init's: the op meets it again and reports it at its call. */
+static void warm_up(aotrun_method *m, const void *manifest, size_t size,
+                    const char *method) {
+  if (!m->opts.warm_up) return;
+  uint32_t what = aotrun_warm_up_plan(manifest, size, method);
+  int64_t t0 = aotrun_load_clock_ns();
+  AOTITorchError e = aotrun_shim_warm_up(
+      m->device, aotrun_cuda_stream_handle(m->stream), what);
+  char line[600];
+  if (e != AOTI_TORCH_SUCCESS) {
+    snprintf(line, sizeof line,
+             "method %s: warm-up at init failed (its first call will try "
+             "again): %s",
+             method, aotrun_shim_last_error());
+    method_log(m, AOTRUN_LOG_WARNING, line);
+    aotrun_shim_clear_error();
+    return;
+  }
+  snprintf(line, sizeof line,
+           "method %s: warm-up at init:%s%s%s in %.1f ms", method,
+           what & AOTRUN_SHIM_WARM_ALLOC ? " allocator pool" : "",
+           what & AOTRUN_SHIM_WARM_GEMM ? ", cuBLAS/cuBLASLt" : "",
+           what & AOTRUN_SHIM_WARM_CONV ? ", cuDNN" : "",
+           (double)(aotrun_load_clock_ns() - t0) / 1e6);
+  method_log(m, AOTRUN_LOG_DEBUG, line);
+}
+
+/* The rest of create, with `device` current. */
+static aotrun_status create_on_device(const aotrun_host_api *host,
+                                      const void *manifest, size_t size,
+                                      const char *method, int device,
+                                      const aotrun_cuda_options *defaults,
+                                      aotrun_method **out,
+                                      aotrun_error *err) {
+  aotrun_method *m = calloc(1, sizeof *m);
+  if (m == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "init: out of memory");
+  aotrun_status st;
+  aotrun_cuda_method_born(); /* balanced by destroy, also below */
+  m->host = host;
+  m->device = device;
+  m->serial = next_serial();
+  snprintf(m->device_str, sizeof m->device_str, "cuda:%d", device);
+  m->opts = *defaults;
+  aotrun_cuda_timing_init(&m->timing);
+  st = aotrun_cuda_stream_acquire(device, m->opts.shared_stream, &m->stream,
+                                  err);
+  /* The device error slot, made now: allocating it is not a stream
+   * operation, so it must not first happen inside a graph capture. A
+   * failure here is reported again by the first op that needs it. */
+  void *slot = NULL;
+  if (st == AOTRUN_OK) (void)aotrun_shim_device_error_slot(device, &slot);
+  if (st == AOTRUN_OK) st = make_runner(m, manifest, size, method, err);
+  if (st == AOTRUN_OK) st = make_graph_state(m, err);
+  if (st == AOTRUN_OK) warm_up(m, manifest, size, method);
+  if (st != AOTRUN_OK) {
+    aotrun_cuda_method_destroy(m);
+    return st;
+  }
+  *out = m;
+  return AOTRUN_OK;
+}
+
 aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
                                         const void *manifest, size_t size,
                                         const aotrun_key_value *specs,
@@ -132,62 +203,54 @@ aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
   int device = 0;
   aotrun_status st =
       aotrun_method_runner_spec_method(specs, num_specs, &method, err);
-  if (st == AOTRUN_OK) st = spec_device(specs, num_specs, &device, err);
-  if (st == AOTRUN_OK) st = aotrun_cuda_use_device(device, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_cuda_spec_device(specs, num_specs, &device, err);
+  aotrun_cuda_device_scope scope;
+  if (st == AOTRUN_OK) st = aotrun_cuda_device_enter(device, &scope, err);
   if (st != AOTRUN_OK)
     return aotrun_error_prefix(err, "init of method %s: ",
                                method ? method : "?");
-  aotrun_method *m = calloc(1, sizeof *m);
-  if (m == NULL)
-    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
-                            "init: out of memory");
-  m->host = host;
-  m->device = device;
-  snprintf(m->device_str, sizeof m->device_str, "cuda:%d", device);
-  m->opts = *defaults;
-  aotrun_cuda_timing_init(&m->timing);
-  st = aotrun_cuda_stream_acquire(device, m->opts.shared_stream, &m->stream,
-                                  err);
-  /* The device error slot, made now: allocating it is not a stream
-   * operation, so it must not first happen inside a graph capture. A
-   * failure here is reported again by the first op that needs it. */
-  void *slot = NULL;
-  if (st == AOTRUN_OK) (void)aotrun_shim_device_error_slot(device, &slot);
-  if (st == AOTRUN_OK) st = make_runner(m, manifest, size, method, err);
-  if (st == AOTRUN_OK) st = make_graph_state(m, err);
-  if (st != AOTRUN_OK) {
-    aotrun_cuda_method_destroy(m);
-    return st;
-  }
-  *out = m;
-  return AOTRUN_OK;
+  st = create_on_device(host, manifest, size, method, device, defaults, out,
+                        err);
+  aotrun_cuda_device_leave(&scope);
+  return st;
 }
 
-/* Calls may come from any host thread: make the method's device current. */
-static aotrun_status use_device(aotrun_method *m) {
-  int current = -1;
-  if (cudaGetDevice(&current) == cudaSuccess && current == m->device)
-    return AOTRUN_OK;
-  cudaError_t e = cudaSetDevice(m->device);
-  if (e == cudaSuccess) return AOTRUN_OK;
-  (void)cudaGetLastError();
-  return aotrun_error_set(&m->err, AOTRUN_ERR_ACCESS_FAILED,
-                          "cudaSetDevice(%d) failed: %s", m->device,
-                          cudaGetErrorString(e));
+aotrun_status aotrun_cuda_method_run(aotrun_method *m, const DLTensor *inputs,
+                                     size_t ni, DLTensor *outputs, size_t no,
+                                     aotrun_runner_call *call) {
+  aotrun_status st =
+      aotrun_method_runner_check_inputs(m->runner, inputs, ni, &m->err);
+  if (st != AOTRUN_OK) return st;
+  int async = call != NULL && call->no_sync;
+  aotrun_cuda_timing_begin(&m->timing, m->graph_ctx.stream);
+  m->timing_pending = 0;
+  m->graph_ctx.call = call;
+  st = aotrun_graph_state_execute(m->graph, inputs, ni, outputs, no, &m->err);
+  m->graph_ctx.call = NULL;
+  if (async && st == AOTRUN_OK && m->timing.enabled) {
+    /* Read by synchronize: finishing here would wait for the GPU. */
+    aotrun_cuda_timing_mark_end(&m->timing, m->graph_ctx.stream);
+    m->timing_pending = 1;
+    return st;
+  }
+  aotrun_cuda_timing_finish(&m->timing, st == AOTRUN_OK && !async);
+  return st;
 }
 
 aotrun_status aotrun_cuda_method_execute(aotrun_method *m,
                                          const DLTensor *inputs, size_t ni,
                                          DLTensor *outputs, size_t no) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  if (m == NULL) return aotrun_cuda_null_handle("execute");
   aotrun_error_clear(&m->err);
-  aotrun_status st =
-      aotrun_method_runner_check_inputs(m->runner, inputs, ni, &m->err);
-  if (st == AOTRUN_OK) st = use_device(m);
+  forget_query_error(m);
+  /* Calls may come from any host thread: the method's device for the
+   * call, the caller's again on return. */
+  aotrun_cuda_device_scope scope;
+  aotrun_status st = aotrun_cuda_device_enter(m->device, &scope, &m->err);
   if (st != AOTRUN_OK) return st;
-  aotrun_cuda_timing_begin(&m->timing, m->graph_ctx.stream);
-  st = aotrun_graph_state_execute(m->graph, inputs, ni, outputs, no, &m->err);
-  aotrun_cuda_timing_finish(&m->timing, st == AOTRUN_OK);
+  st = aotrun_cuda_method_run(m, inputs, ni, outputs, no, NULL);
+  aotrun_cuda_device_leave(&scope);
   return st;
 }
 
@@ -205,10 +268,29 @@ static aotrun_status switch_stream(aotrun_method *m, int shared) {
   return AOTRUN_OK;
 }
 
+static aotrun_status set_option_on_device(aotrun_method *m,
+                                          const aotrun_option *opt);
+
+/* Options may create streams or recapture graphs: on the method's device,
+ * the caller's again on return. */
 aotrun_status aotrun_cuda_method_set_option(aotrun_method *m,
                                             const aotrun_option *opt) {
-  if (m == NULL || opt == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  if (m == NULL) return aotrun_cuda_null_handle("set_option");
   aotrun_error_clear(&m->err);
+  forget_query_error(m);
+  if (opt == NULL)
+    return aotrun_error_set(&m->err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "set_option: option is NULL");
+  aotrun_cuda_device_scope scope;
+  aotrun_status st = aotrun_cuda_device_enter(m->device, &scope, &m->err);
+  if (st != AOTRUN_OK) return st;
+  st = set_option_on_device(m, opt);
+  aotrun_cuda_device_leave(&scope);
+  return st;
+}
+
+static aotrun_status set_option_on_device(aotrun_method *m,
+                                          const aotrun_option *opt) {
   aotrun_cuda_option_id id;
   aotrun_status st =
       aotrun_cuda_option_find(opt->key, opt->type, 1, 1, &id, &m->err);
@@ -255,8 +337,12 @@ static const char *read_only_text(aotrun_method *m, aotrun_cuda_option_id id) {
 
 aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
                                             aotrun_option *out) {
-  if (m == NULL || out == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  if (m == NULL) return aotrun_cuda_null_handle("get_option");
   aotrun_error_clear(&m->err);
+  forget_query_error(m);
+  if (out == NULL)
+    return aotrun_error_set(&m->err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "get_option: out is NULL");
   aotrun_cuda_option_id id;
   aotrun_status st = aotrun_cuda_option_find(key, 0, 0, 1, &id, &m->err);
   if (st != AOTRUN_OK) return st;
@@ -291,20 +377,35 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
   return AOTRUN_OK;
 }
 
+/* Keeps a const query's failure for last_error(m) on this thread. */
+static aotrun_status query_result(const aotrun_method *m, aotrun_status st,
+                                  const aotrun_error *e) {
+  if (st != AOTRUN_OK) {
+    tls_query.serial = m->serial;
+    tls_query.err = *e;
+  }
+  return st;
+}
+
 aotrun_status aotrun_cuda_method_num_io(const aotrun_method *m, int32_t kind,
                                         size_t *count) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
-  return aotrun_method_runner_num_io(m->runner, kind, count,
-                                     (aotrun_error *)&m->err);
+  if (m == NULL) return aotrun_cuda_null_handle("get_num_io");
+  aotrun_error e = {0};
+  return query_result(
+      m, aotrun_method_runner_num_io(m->runner, kind, count, &e), &e);
 }
 
 aotrun_status aotrun_cuda_method_io_info(const aotrun_method *m, int32_t kind,
                                          size_t index, aotrun_io_info *out) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
-  return aotrun_method_runner_io_info(m->runner, kind, index, out,
-                                      (aotrun_error *)&m->err);
+  if (m == NULL) return aotrun_cuda_null_handle("get_io_info");
+  aotrun_error e = {0};
+  return query_result(
+      m, aotrun_method_runner_io_info(m->runner, kind, index, out, &e), &e);
 }
 
 const char *aotrun_cuda_method_last_error(const aotrun_method *m) {
+  if (m == NULL) return aotrun_cuda_thread_error()->message;
+  if (tls_query.serial != 0 && tls_query.serial == m->serial)
+    return tls_query.err.message;
   return m->err.message;
 }

@@ -12,8 +12,9 @@
 #include "backend_cuda/cuda_options.h"
 #include "plugin_api/aotrun_plugin.h"
 
-/* specs: "method" (default "forward"), "device" ("cuda" or "cuda:N",
- * default cuda:0). defaults: the backend-wide options (copied). */
+/* specs: "method" (default "forward"), "device" ("N", "cuda:N" or "cuda",
+ * default 0; cuda_device_spec.h). Runs on that device and restores the
+ * caller's current device. defaults: the backend-wide options (copied). */
 aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
                                         const void *manifest, size_t size,
                                         const aotrun_key_value *specs,

@@ -46,6 +46,8 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
                                            WHERE_BOTH},
     [AOTRUN_CUDA_OPT_LOAD_REPORT] = {"load_report", AOTRUN_OPTION_STRING, 0,
                                      WHERE_METHOD},
+    [AOTRUN_CUDA_OPT_WARM_UP] = {"warm_up", AOTRUN_OPTION_BOOL, WHERE_BACKEND,
+                                 WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -55,6 +57,7 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
   o->shared_stream = 0;
   o->share_weights = 1;
   o->log_level = AOTRUN_LOG_INFO;
+  o->warm_up = 1;
 }
 
 const char *aotrun_cuda_option_key(aotrun_cuda_option_id id) {
@@ -117,7 +120,7 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "cuda_graph_phase, weight_copies, gpu_timing, "
                           "last_gpu_time_ns, cuda_graph_shapes, "
                           "cuda_graph_bytes, library_temp_file, "
-                          "load_report)",
+                          "load_report, warm_up)",
                           key);
 }
 
@@ -215,6 +218,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE:
       o->library_temp_file = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_WARM_UP:
+      o->warm_up = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -250,6 +256,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE:
       out->bool_value = o->library_temp_file;
+      break;
+    case AOTRUN_CUDA_OPT_WARM_UP:
+      out->bool_value = o->warm_up;
       break;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       out->string_value =

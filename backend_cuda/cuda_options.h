@@ -34,6 +34,10 @@
  *        (default 0; docs/loading.md); read on a method
  *   load_report                    STRING  method, read  the method's
  *        load report: one JSON object (phase times, bytes; docs/loading.md)
+ *   warm_up                        BOOL    backend-wide  init does the
+ *        one-time library work of the first call for the ops the method
+ *        imports (cuBLAS/cuBLASLt, cuDNN, the allocator's pool; default 1;
+ *        docs/cuda-backend.md); read on a method
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -63,6 +67,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_GRAPH_BYTES,
   AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE,
   AOTRUN_CUDA_OPT_LOAD_REPORT,
+  AOTRUN_CUDA_OPT_WARM_UP,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -78,6 +83,7 @@ typedef struct aotrun_cuda_options {
   int32_t log_level; /* AOTRUN_LOG_* */
   int32_t graph_shapes; /* cuda_graph_shapes */
   int32_t library_temp_file;
+  int32_t warm_up; /* warm_up */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

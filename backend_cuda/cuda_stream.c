@@ -6,13 +6,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include "aot_loader/fault_point.h"
+
 #define MAX_DEVICES 64
 
 struct aotrun_cuda_stream {
   cudaStream_t stream;
   int device;
   int shared;
-  int refs; /* shared streams only; under g_mu */
+  int refs; /* methods and managed outputs holding it; under g_mu */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -24,7 +26,10 @@ static aotrun_status create(int device, int shared, aotrun_cuda_stream **out,
   if (s == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory creating a stream");
-  cudaError_t e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+  cudaError_t e = aotrun_fault_point("cuda_stream.create")
+                      ? cudaErrorMemoryAllocation
+                      : cudaStreamCreateWithFlags(&s->stream,
+                                                  cudaStreamNonBlocking);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     free(s);
@@ -66,15 +71,18 @@ static void destroy(aotrun_cuda_stream *s) {
   free(s);
 }
 
+void aotrun_cuda_stream_retain(aotrun_cuda_stream *s) {
+  if (s == NULL) return;
+  pthread_mutex_lock(&g_mu);
+  s->refs++;
+  pthread_mutex_unlock(&g_mu);
+}
+
 void aotrun_cuda_stream_release(aotrun_cuda_stream *s) {
   if (s == NULL) return;
-  if (!s->shared) {
-    destroy(s);
-    return;
-  }
   pthread_mutex_lock(&g_mu);
   int last = --s->refs == 0;
-  if (last) g_shared[s->device] = NULL;
+  if (last && s->shared) g_shared[s->device] = NULL;
   pthread_mutex_unlock(&g_mu);
   if (last)
     destroy(s);

@@ -15,8 +15,11 @@ typedef struct aotrun_cuda_stream aotrun_cuda_stream;
 aotrun_status aotrun_cuda_stream_acquire(int device, int shared,
                                          aotrun_cuda_stream **out,
                                          aotrun_error *err);
+/* One more reference (a backend-allocated output whose memory goes back
+ * to the allocator on this stream when its deleter runs). Thread-safe. */
+void aotrun_cuda_stream_retain(aotrun_cuda_stream *s);
 /* Synchronises and drops the reference (the stream is destroyed with the
- * last one). Accepts NULL. */
+ * last one). Accepts NULL. Thread-safe. */
 void aotrun_cuda_stream_release(aotrun_cuda_stream *s);
 /* The cudaStream_t. */
 void *aotrun_cuda_stream_handle(const aotrun_cuda_stream *s);

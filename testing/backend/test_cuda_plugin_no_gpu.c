@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,22 @@ static void test_name_and_exports(void **state) {
   assert_int_equal(g_api->abi_version, AOTRUN_ABI_VERSION);
 }
 
+/* 1.1: execute_ex and synchronize are in the table and refuse a NULL
+ * method without touching a device. */
+static void test_execute_ex_in_table(void **state) {
+  (void)state;
+  assert_true(AOTRUN_TABLE_CAN(g_api, execute_ex));
+  assert_true(AOTRUN_TABLE_CAN(g_api, synchronize));
+  aotrun_execute_args args;
+  memset(&args, 0, sizeof args);
+  args.struct_size = sizeof args;
+  assert_int_equal(g_api->execute_ex(NULL, &args),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_int_equal(g_api->execute_ex(NULL, NULL),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_int_equal(g_api->synchronize(NULL), AOTRUN_ERR_INVALID_ARGUMENT);
+}
+
 static void test_unavailable_with_reason(void **state) {
   (void)state;
   require_no_gpu();
@@ -116,8 +133,18 @@ static void test_init_fails_cleanly(void **state) {
                                p.manifest_size, specs, 2, &m),
                    AOTRUN_ERR_INVALID_ARGUMENT);
   assert_string_equal(g_api->last_error(NULL),
-                      "init of method forward: init: compile spec device "
-                      "\"gpu0\" is not \"cuda\" or \"cuda:N\"");
+                      "init of method forward: compile spec device "
+                      "\"gpu0\" is not N, \"cuda\" or \"cuda:N\"");
+  /* "N" is a device: here CUDA itself is missing. */
+  specs[1].value = "1";
+  assert_int_equal(g_api->init_ex(g_api, aotrun_program_dir_host_api(dir),
+                                  p.manifest, p.manifest_size, specs, 2, &m),
+                   AOTRUN_ERR_ACCESS_FAILED);
+  assert_non_null(strstr(g_api->last_error(NULL), "CUDA is not available"));
+  specs[1].value = "-1";
+  assert_int_equal(g_api->init(aotrun_program_dir_host_api(dir), p.manifest,
+                               p.manifest_size, specs, 2, &m),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
   aotrun_program_dir_close(dir);
   program_fixture_remove(&p);
 }
@@ -157,6 +184,98 @@ static void test_backend_wide_options(void **state) {
                    AOTRUN_ERR_NOT_SUPPORTED);
   opt.string_value = "";
   assert_int_equal(g_api->set_option(NULL, &opt), AOTRUN_OK);
+}
+
+/* ABI 1.1 identity and devices without a GPU: clear errors, no abort. */
+static void test_identity_without_gpu(void **state) {
+  (void)state;
+  require_no_gpu();
+  aotrun_backend_info info;
+  assert_int_equal(aotrun_backend_get_info(g_backend, &info), AOTRUN_OK);
+  print_message("build: %s\n", info.build);
+  assert_string_equal(info.vendor, "aotrun");
+  assert_string_equal(info.version, "0.1");
+  assert_non_null(strstr(info.build, "CUDA runtime "));
+  assert_non_null(strstr(info.build, ", driver "));
+  int32_t n = -1;
+  aotrun_status s = aotrun_backend_device_count(g_backend, &n);
+  print_message("device_count: %d %s\n", (int)s, aotrun_host_last_error());
+  assert_int_equal(n, 0);
+  if (s != AOTRUN_OK) {
+    assert_int_equal(s, AOTRUN_ERR_ACCESS_FAILED);
+    assert_non_null(strstr(aotrun_host_last_error(),
+                           "backend 'cuda': get_device_count failed (access "
+                           "failed): cudaGetDeviceCount failed: "));
+  }
+  aotrun_device_info d;
+  assert_int_not_equal(aotrun_backend_device_info(g_backend, 0, &d),
+                       AOTRUN_OK);
+  assert_non_null(strstr(aotrun_host_last_error(), "get_device_info"));
+  program_fixture p;
+  assert_int_equal(program_fixture_create(&p, g_model_path, "cuda"), 0);
+  aotrun_program_dir *dir = NULL;
+  assert_int_equal(aotrun_program_dir_open(p.dir, &dir), AOTRUN_OK);
+  char reason[256];
+  aotrun_key_value spec = {"method", "forward"};
+  assert_int_equal(aotrun_backend_can_run(g_backend,
+                                          aotrun_program_dir_host_api(dir),
+                                          p.manifest, p.manifest_size, &spec,
+                                          1, reason, sizeof reason),
+                   AOTRUN_ERR_ACCESS_FAILED);
+  assert_non_null(strstr(reason, "CUDA is not available: "));
+  aotrun_key_value bad[2] = {{"method", "forward"}, {"device", "cuda:x"}};
+  assert_int_equal(aotrun_backend_can_run(g_backend, NULL, p.manifest,
+                                          p.manifest_size, bad, 2, reason,
+                                          sizeof reason),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(reason, "compile spec device \"cuda:x\" is not N, "
+                              "\"cuda\" or \"cuda:N\"");
+  assert_int_equal(aotrun_program_dir_num_mapped(dir), 0);
+  aotrun_program_dir_close(dir);
+  program_fixture_remove(&p);
+}
+
+/* The 1.0 backend-wide get_option: what one thread was given is not
+ * overwritten by another thread's call (issue 17). */
+static void *read_error_level(void *arg) {
+  aotrun_option *out = arg;
+  aotrun_option set = {"log_level", AOTRUN_OPTION_STRING, 0, 0, "error"};
+  if (g_api->set_option(NULL, &set) == AOTRUN_OK)
+    (void)g_api->get_option(NULL, "log_level", out);
+  return NULL;
+}
+
+static void test_backend_get_option_per_thread(void **state) {
+  (void)state;
+  aotrun_option set = {"enable_cuda_graph_for_method", AOTRUN_OPTION_STRING,
+                       0, 0, "decode"};
+  assert_int_equal(g_api->set_option(NULL, &set), AOTRUN_OK);
+  aotrun_option mine;
+  assert_int_equal(g_api->get_option(NULL, "enable_cuda_graph_for_method",
+                                     &mine),
+                   AOTRUN_OK);
+  aotrun_option theirs;
+  memset(&theirs, 0, sizeof theirs);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, read_error_level, &theirs), 0);
+  pthread_join(t, NULL);
+  assert_string_equal(theirs.string_value, "error");
+  set.string_value = "prefill";
+  assert_int_equal(g_api->set_option(NULL, &set), AOTRUN_OK);
+  assert_string_equal(mine.string_value, "decode"); /* still ours */
+  /* The 1.1 form: the caller's buffer. */
+  char buf[32];
+  assert_int_equal(g_api->get_backend_option(
+                       g_api, "enable_cuda_graph_for_method", &mine, buf,
+                       sizeof buf),
+                   AOTRUN_OK);
+  assert_ptr_equal(mine.string_value, buf);
+  assert_string_equal(buf, "prefill");
+  set.string_value = "";
+  assert_int_equal(g_api->set_backend_option(g_api, &set), AOTRUN_OK);
+  set.key = "log_level";
+  set.string_value = "info";
+  assert_int_equal(g_api->set_option(NULL, &set), AOTRUN_OK);
 }
 
 /* The policy that turns graphs off from the start: the fixture's
@@ -202,9 +321,12 @@ int main(int argc, char **argv) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_name_and_exports),
+      cmocka_unit_test(test_execute_ex_in_table),
       cmocka_unit_test(test_unavailable_with_reason),
       cmocka_unit_test(test_init_fails_cleanly),
       cmocka_unit_test(test_backend_wide_options),
+      cmocka_unit_test(test_identity_without_gpu),
+      cmocka_unit_test(test_backend_get_option_per_thread),
       cmocka_unit_test(test_host_constant_policy_names_constant),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
