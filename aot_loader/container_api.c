@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "aot_loader/fault_point.h"
+
 /* POSIX guarantees data and function pointers have the same size; copying
  * dlsym's void* into a function-pointer field relies on it. */
 _Static_assert(sizeof(void *) == sizeof(aotrun_container_run_fn),
@@ -58,6 +60,9 @@ aotrun_status aotrun_container_api_resolve(void *dl_handle, const char *what,
   for (size_t i = 0; i < sizeof kEntryPoints / sizeof kEntryPoints[0]; i++) {
     const entry_point *ep = &kEntryPoints[i];
     void *sym = dlsym(dl_handle, ep->symbol);
+    if (sym != NULL && ep->required &&
+        aotrun_fault_point("container_api.symbol") != 0)
+      sym = NULL; /* as if the library lacked it */
     memcpy((char *)api + ep->offset, &sym, sizeof sym);
     if (sym != NULL || !ep->required) continue;
     /* Collect every missing name: one error lists them all. */

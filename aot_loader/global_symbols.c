@@ -40,13 +40,24 @@ static struct link_map *object_of(const void *addr) {
   return lm;
 }
 
-/* Step 2: the object our own scope binds `marker` to, made global. */
-static void *promote_provider(const char *marker, char *diag, size_t cap) {
+/* Step 2: the object our own scope binds `marker` to, made global; with
+ * `own`, only when that object also exports it (checked before the object
+ * is promoted: RTLD_NOLOAD|RTLD_GLOBAL would make libtorch global). */
+static void *promote_provider(const char *marker, const char *own, char *diag,
+                              size_t cap) {
   void *sym = dlsym(RTLD_DEFAULT, marker);
   if (sym == NULL) return NULL;
   struct link_map *lm = object_of(sym);
   if (lm == NULL) return NULL;
-  if (lm->l_name == NULL || lm->l_name[0] == '\0')
+  int main_program = lm->l_name == NULL || lm->l_name[0] == '\0';
+  if (own != NULL) {
+    void *peek = main_program ? dlopen(NULL, RTLD_NOW)
+                              : dlopen(lm->l_name, RTLD_NOW | RTLD_NOLOAD);
+    int ours = peek != NULL && dlsym(peek, own) != NULL;
+    if (peek != NULL) dlclose(peek);
+    if (!ours) return NULL; /* another provider of the marker (libtorch) */
+  }
+  if (main_program)
     return dlopen(NULL, RTLD_NOW | RTLD_GLOBAL); /* main program: global */
   void *h = dlopen(lm->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
   if (h == NULL) note(diag, cap, lm->l_name, dlerror());
@@ -73,13 +84,14 @@ static int own_directory(char *dir, size_t cap) {
   return 1;
 }
 
-/* Steps 1-4 of global_symbols.h for one library. */
-static void *make_global(const char *name, const char *marker, char *diag,
-                         size_t cap) {
+/* Steps 1-4 of global_symbols.h for one library. `own`: a symbol only the
+ * right library exports (NULL: any provider of the marker will do). */
+static void *make_global(const char *name, const char *marker,
+                         const char *own, char *diag, size_t cap) {
   void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
   if (h != NULL) return h;
   dlerror(); /* NOLOAD misses set an error; don't report it */
-  h = promote_provider(marker, diag, cap);
+  h = promote_provider(marker, own, diag, cap);
   if (h != NULL) return h;
   char dir[PATH_MAX];
   if (own_directory(dir, sizeof dir)) {
@@ -104,10 +116,11 @@ static void bind_shim_functions(void *shim) {
 }
 
 static aotrun_status ensure_one(void **slot, const char *name,
-                                const char *marker, aotrun_error *err) {
+                                const char *marker, const char *own,
+                                aotrun_error *err) {
   if (*slot != NULL) return AOTRUN_OK;
   char diag[AOTRUN_ERROR_MESSAGE_SIZE - 128] = "";
-  void *h = make_global(name, marker, diag, sizeof diag);
+  void *h = make_global(name, marker, own, diag, sizeof diag);
   if (h == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "cannot load %s into the global symbol scope "
@@ -122,12 +135,52 @@ aotrun_status aotrun_global_symbols_ensure(int need_cudart,
   pthread_mutex_lock(&g_mu);
   int had_shim = g_shim != NULL;
   aotrun_status st = ensure_one(&g_shim, AOTRUN_SHIM_LIBRARY_NAME,
-                                "aoti_torch_empty_strided", err);
+                                "aoti_torch_empty_strided",
+                                "aotrun_shim_last_error", err);
   if (st == AOTRUN_OK && !had_shim) bind_shim_functions(g_shim);
+  /* Every load: an object linking the shim may have been loaded since. */
+  size_t rebound = 0;
+  if (st == AOTRUN_OK)
+    st = aotrun_global_symbols_bind_self(g_shim, &rebound, err);
   if (st == AOTRUN_OK && need_cudart)
-    st = ensure_one(&g_cudart, AOTRUN_CUDART_LIBRARY_NAME, "cudaMalloc", err);
+    st = ensure_one(&g_cudart, AOTRUN_CUDART_LIBRARY_NAME, "cudaMalloc", NULL,
+                    err);
   pthread_mutex_unlock(&g_mu);
   return st;
+}
+
+/* ctx: the shim's handle while ensure holds the lock (self_binding.c),
+ * NULL otherwise (the one ensure made global). */
+void *aotrun_global_symbols_shim_lookup(void *ctx, const char *name) {
+  void *shim = ctx;
+  if (shim == NULL) {
+    pthread_mutex_lock(&g_mu);
+    shim = g_shim;
+    pthread_mutex_unlock(&g_mu);
+  }
+  return shim != NULL ? dlsym(shim, name) : NULL;
+}
+
+const char *aotrun_global_symbols_shim_path(void) {
+  pthread_mutex_lock(&g_mu);
+  void *shim = g_shim;
+  pthread_mutex_unlock(&g_mu);
+  struct link_map *lm = NULL;
+  if (shim != NULL && dlinfo(shim, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL &&
+      lm->l_name != NULL && lm->l_name[0] != '\0')
+    return lm->l_name;
+  return AOTRUN_SHIM_LIBRARY_NAME;
+}
+
+void aotrun_global_symbols_release(void) {
+  pthread_mutex_lock(&g_mu);
+  if (g_cudart != NULL) dlclose(g_cudart);
+  if (g_shim != NULL) dlclose(g_shim);
+  g_cudart = g_shim = NULL;
+  g_last_error = NULL;
+  g_clear_error = NULL;
+  g_delete_tensor = NULL;
+  pthread_mutex_unlock(&g_mu);
 }
 
 const char *aotrun_global_symbols_shim_last_error(void) {

@@ -12,12 +12,17 @@
  *     that name or SONAME (libaotrun_shim.so, libcudart.so.13) -> promote;
  *  2. the object our own code binds a marker symbol to
  *     (aoti_torch_empty_strided, cudaMalloc), reopened
- *     RTLD_NOLOAD|RTLD_GLOBAL -> promote;
+ *     RTLD_NOLOAD|RTLD_GLOBAL -> promote; for the shim only when that
+ *     object also exports aotrun_shim_last_error (libtorch, loaded
+ *     RTLD_GLOBAL, exports the marker too and must never be taken);
  *  3. <directory of the object holding this code>/<name>, RTLD_NOW|RTLD_GLOBAL;
  *  4. dlopen(name, RTLD_NOW|RTLD_GLOBAL): the default search path.
- * Success is remembered for the life of the process and the handles are
- * never closed: loaded models bind to them, and the shim's thread-local
- * state (stream, allocator, last error) must outlive every model.
+ * Then every loaded object that links the shim (the plugin) has its
+ * aoti_torch_* imports bound to it (aotrun_global_symbols_bind_self).
+ * Success is remembered until aotrun_global_symbols_release (a backend's
+ * deinit): loaded models bind to the handles. The shim itself is linked
+ * -z nodelete (its thread-local state and pthread keys outlive any one
+ * plugin), so releasing the handles never unloads it.
  * Thread-safe.
  */
 #ifndef AOTRUN_GLOBAL_SYMBOLS_H
@@ -34,6 +39,30 @@
  * was tried (with dlerror's text). */
 aotrun_status aotrun_global_symbols_ensure(int need_cudart,
                                            aotrun_error *err);
+
+/* dlsym(name) on the shim library made global by the last successful
+ * ensure (NULL before one, or when it lacks name): what a model's
+ * aoti_torch_* imports are bound to (shim_binding.h). ctx: NULL, or a
+ * shim handle to use instead. */
+void *aotrun_global_symbols_shim_lookup(void *ctx, const char *name);
+/* The shim's path as the dynamic loader knows it (for messages), or
+ * AOTRUN_SHIM_LIBRARY_NAME. */
+const char *aotrun_global_symbols_shim_path(void);
+
+/* self_binding.c, called by every successful ensure (under its lock:
+ * RELRO pages are opened and closed one caller at a time): points the
+ * aoti_torch_* imports of every loaded object that links the shim
+ * (DT_NEEDED libaotrun_shim.so) at the shim; they may have been bound to
+ * libtorch's. *rebound: slots changed. A file that cannot be read is left
+ * as the dynamic loader bound it. */
+aotrun_status aotrun_global_symbols_bind_self(void *shim, size_t *rebound,
+                                              aotrun_error *err);
+
+/* Closes the handles ensure took (this copy of the loader's: each plugin
+ * links its own) and forgets the shim functions, so that a plugin can be
+ * unloaded without leaving references behind; the next ensure takes them
+ * again. Only when no model library loaded through this copy is alive. */
+void aotrun_global_symbols_release(void);
 
 /* The shim's aotrun_shim_last_error() text for the calling thread, or ""
  * when the shim is not loaded or has no such function. */

@@ -60,6 +60,26 @@ static void add_arch(uint32_t *list, size_t *count, uint32_t sm) {
   (*count)++;
 }
 
+/* Records a PTX entry: its arch (sorted in like add_arch, the ISA array
+ * kept in step) and the lowest ISA version seen for that arch. */
+static void add_ptx(aotrun_kernel_archs *out, uint32_t sm, uint32_t isa) {
+  if (sm < SM_MIN || sm > SM_MAX) return;
+  size_t i = 0, n = out->num_ptx;
+  while (i < n && out->ptx[i] < sm) i++;
+  if (i < n && out->ptx[i] == sm) {
+    if (out->ptx_isa[i] == 0 || (isa != 0 && isa < out->ptx_isa[i]))
+      out->ptx_isa[i] = isa;
+    return;
+  }
+  if (n == AOTRUN_KERNEL_ARCH_MAX) return;
+  memmove(out->ptx + i + 1, out->ptx + i, (n - i) * sizeof *out->ptx);
+  memmove(out->ptx_isa + i + 1, out->ptx_isa + i,
+          (n - i) * sizeof *out->ptx_isa);
+  out->ptx[i] = sm;
+  out->ptx_isa[i] = isa;
+  out->num_ptx = n + 1;
+}
+
 /* ---- cubins embedded as data ------------------------------------------- */
 
 /* The SM of a CUDA ELF image starting at p (n bytes left), or 0. */
@@ -96,13 +116,17 @@ static void scan_entries(span c, aotrun_kernel_archs *out) {
     uint32_t header = rd32(c.p + e + 4);
     uint64_t payload = rd64(c.p + e + 8);
     uint32_t arch = rd32(c.p + e + 28);
+    uint16_t minor = rd16(c.p + e + 24), major = rd16(c.p + e + 26);
+    uint32_t isa = major > 0 && major < 100 && minor < 10
+                       ? (uint32_t)major * 10 + minor
+                       : 0;
     if (header < FATBIN_ENTRY_MIN || !inside(e, header, c.n)) return;
     if (kind == FATBIN_KIND_ELF || kind == FATBIN_KIND_PTX) {
       out->num_images++;
       if (kind == FATBIN_KIND_ELF)
         add_arch(out->sass, &out->num_sass, arch);
       else
-        add_arch(out->ptx, &out->num_ptx, arch);
+        add_ptx(out, arch, isa);
     }
     if (!inside(e + header, payload, c.n)) return;
     e += header + payload;
@@ -210,15 +234,94 @@ const char *aotrun_kernel_archs_describe(const aotrun_kernel_archs *a,
   return buf;
 }
 
+/* PTX ISA version -> first CUDA release whose driver compiles it (NVIDIA's
+ * PTX ISA release history; 12.6 added no ISA version, 8.6 is 12.7's). */
+static const struct {
+  uint32_t isa;
+  int cuda;
+} kPtxIsa[] = {
+    {70, 11000}, {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040},
+    {75, 11050}, {76, 11060}, {77, 11070}, {78, 11080}, {80, 12000},
+    {81, 12010}, {82, 12020}, {83, 12030}, {84, 12040}, {85, 12050},
+    {86, 12070}, {87, 12080}, {88, 12090}, {90, 13000}, {91, 13010},
+};
+#define PTX_ISA_ROWS (sizeof kPtxIsa / sizeof kPtxIsa[0])
+
+uint32_t aotrun_ptx_isa_max(int driver) {
+  if (driver > kPtxIsa[PTX_ISA_ROWS - 1].cuda) return UINT32_MAX;
+  uint32_t best = 0;
+  for (size_t i = 0; i < PTX_ISA_ROWS; i++)
+    if (kPtxIsa[i].cuda <= driver) best = kPtxIsa[i].isa;
+  return best;
+}
+
+int aotrun_ptx_isa_cuda(uint32_t isa) {
+  for (size_t i = 0; i < PTX_ISA_ROWS; i++)
+    if (kPtxIsa[i].isa == isa) return kPtxIsa[i].cuda;
+  return 0;
+}
+
+/* Whether the PTX entry i can be compiled by the driver (unknown driver or
+ * ISA: yes, the driver has the last word). */
+static int ptx_compiles(const aotrun_kernel_archs *a, size_t i, int driver) {
+  return driver <= 0 || a->ptx_isa[i] == 0 ||
+         a->ptx_isa[i] <= aotrun_ptx_isa_max(driver);
+}
+
+/* The kernels run on the GPU, but only through PTX the driver cannot
+ * compile: name the lowest such ISA and both ways out. */
+static aotrun_status ptx_too_new(const aotrun_kernel_archs *a,
+                                 const aotrun_kernel_target *t,
+                                 const char *what, aotrun_error *err) {
+  uint32_t isa = UINT32_MAX, arch = 0;
+  for (size_t i = 0; i < a->num_ptx; i++)
+    if (a->ptx[i] <= t->gpu && a->ptx_isa[i] < isa) {
+      isa = a->ptx_isa[i];
+      arch = a->ptx[i];
+    }
+  uint32_t max = aotrun_ptx_isa_max(t->driver_version);
+  int need = aotrun_ptx_isa_cuda(isa);
+  char update[64] = "a newer NVIDIA driver";
+  if (need > 0)
+    snprintf(update, sizeof update, "an NVIDIA driver for CUDA %d.%d or later",
+             need / 1000, need % 1000 / 10);
+  return aotrun_error_set(
+      err, AOTRUN_ERR_NOT_SUPPORTED,
+      "%s has no cubin for this GPU (sm_%u, %s), only PTX ISA %u.%u "
+      "(compute_%u), which this driver (CUDA %d.%d, PTX ISA up to %u.%u) "
+      "cannot compile: install %s, or re-export the program for sm_%u "
+      "(cubins), or with a CUDA toolkit no newer than the driver",
+      what, (unsigned)t->gpu, t->device ? t->device : "the GPU",
+      (unsigned)(isa / 10),
+      (unsigned)(isa % 10), (unsigned)arch, t->driver_version / 1000,
+      t->driver_version % 1000 / 10, (unsigned)(max / 10),
+      (unsigned)(max % 10), update, (unsigned)t->gpu);
+}
+
 aotrun_status aotrun_kernel_archs_check(const aotrun_kernel_archs *a,
                                         uint32_t gpu, const char *what,
                                         const char *device,
                                         aotrun_error *err) {
+  aotrun_kernel_target t = {.gpu = gpu, .driver_version = 0, .device = device};
+  return aotrun_kernel_archs_check_target(a, &t, what, err);
+}
+
+aotrun_status aotrun_kernel_archs_check_target(const aotrun_kernel_archs *a,
+                                               const aotrun_kernel_target *t,
+                                               const char *what,
+                                               aotrun_error *err) {
+  uint32_t gpu = t->gpu;
+  const char *device = t->device ? t->device : "the GPU";
   if (a->num_sass == 0 && a->num_ptx == 0) return AOTRUN_OK;
   for (size_t i = 0; i < a->num_sass; i++)
     if (sass_runs(a->sass[i], gpu)) return AOTRUN_OK;
-  for (size_t i = 0; i < a->num_ptx; i++)
-    if (a->ptx[i] <= gpu) return AOTRUN_OK;
+  int jit_arch = 0;
+  for (size_t i = 0; i < a->num_ptx; i++) {
+    if (a->ptx[i] > gpu) continue;
+    jit_arch = 1;
+    if (ptx_compiles(a, i, t->driver_version)) return AOTRUN_OK;
+  }
+  if (jit_arch) return ptx_too_new(a, t, what, err);
   char have[512];
   aotrun_kernel_archs_describe(a, have, sizeof have);
   return aotrun_error_set(

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "aot_loader/fault_point.h"
 #include "aot_loader/temp_file.h"
 
 #ifndef MFD_EXEC
@@ -49,11 +51,45 @@ static void note(aotrun_library_image *img, aotrun_image_kind kind,
            used ? "; " : "", aotrun_library_image_kind_name(kind), why);
 }
 
-/* "/proc/self/fd/N" for fd, when /proc shows it; else NULL (note says). */
+static int names_match(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  return info->dlpi_name != NULL && strcmp(info->dlpi_name, data) == 0;
+}
+
+/* Whether a loaded object carries the name `path`. ld.so finds loaded
+ * libraries by name before anything else: a library that stayed loaded
+ * after dlclose (C++ unique symbols, -z nodelete) keeps the name
+ * /proc/self/fd/N after its descriptor was closed, and dlopen of a new
+ * image under a reused N would return that old library. */
+static int name_taken(const char *path) {
+  return dl_iterate_phdr(names_match, (void *)path) != 0;
+}
+
+/* Moves *fd to the lowest descriptor number above it whose /proc name no
+ * loaded object carries; 0, or -1 with the reason in the note. */
+static int unique_fd_name(aotrun_library_image *img, aotrun_image_kind kind,
+                          int *fd, char *buf, size_t size) {
+  for (int tries = 0; tries < 4096; tries++) {
+    snprintf(buf, size, "/proc/self/fd/%d", *fd);
+    if (!name_taken(buf)) return 0;
+    int moved = fcntl(*fd, F_DUPFD_CLOEXEC, *fd + 1);
+    if (moved < 0) {
+      note(img, kind, "no descriptor with an unused /proc name");
+      return -1;
+    }
+    close(*fd);
+    *fd = moved;
+  }
+  note(img, kind, "no descriptor with an unused /proc name");
+  return -1;
+}
+
+/* "/proc/self/fd/N" for *fd (moved to an N no loaded library is named
+ * after), when /proc shows it; else NULL (note says). */
 static char *proc_path(aotrun_library_image *img, aotrun_image_kind kind,
-                       int fd) {
+                       int *fd) {
   char buf[64];
-  snprintf(buf, sizeof buf, "/proc/self/fd/%d", fd);
+  if (unique_fd_name(img, kind, fd, buf, sizeof buf) != 0) return NULL;
   if (access(buf, R_OK) != 0) {
     note(img, kind, "/proc/self/fd is not readable");
     return NULL;
@@ -67,7 +103,8 @@ static char *proc_path(aotrun_library_image *img, aotrun_image_kind kind,
  * closes fd and returns -1 with the reason in the note. */
 static int fill_fd(aotrun_library_image *img, aotrun_image_kind kind, int fd,
                    const void *bytes, size_t size) {
-  int e = aotrun_write_all(fd, bytes, size);
+  int e = aotrun_fault_point("library_image.write");
+  if (e == 0) e = aotrun_write_all(fd, bytes, size);
   if (e != 0) {
     char why[128];
     snprintf(why, sizeof why, "writing %zu bytes failed: %s", size,
@@ -76,7 +113,7 @@ static int fill_fd(aotrun_library_image *img, aotrun_image_kind kind, int fd,
     close(fd);
     return -1;
   }
-  char *path = proc_path(img, kind, fd);
+  char *path = proc_path(img, kind, &fd);
   if (path == NULL) {
     close(fd);
     return -1;
@@ -96,6 +133,11 @@ static int memfd_open(aotrun_library_image *img) {
   unsigned flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
   /* With vm.memfd_noexec=1 a memfd is not executable unless it asks;
    * kernels before 6.3 refuse the unknown flag (EINVAL): ask without. */
+  int fault = aotrun_fault_point("library_image.memfd");
+  if (fault) {
+    note(img, AOTRUN_IMAGE_MEMFD, strerror(fault));
+    return -1;
+  }
   int fd = memfd_create(name, flags | MFD_EXEC);
   if (fd < 0 && errno == EINVAL) fd = memfd_create(name, flags);
   if (fd < 0) note(img, AOTRUN_IMAGE_MEMFD, strerror(errno));
@@ -125,11 +167,14 @@ static int try_unnamed(aotrun_library_image *img, const void *bytes,
     note(img, AOTRUN_IMAGE_UNNAMED_FILE, "refused (test seam)");
     return -1;
   }
-  int fd = open(aotrun_temp_dir(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  int fault = aotrun_fault_point("library_image.tmpfile");
+  int fd = fault ? -1
+                 : open(aotrun_temp_dir(), O_TMPFILE | O_RDWR | O_CLOEXEC,
+                        0600);
   if (fd < 0) {
     char why[300];
     snprintf(why, sizeof why, "O_TMPFILE in %s: %s", aotrun_temp_dir(),
-             strerror(errno));
+             strerror(fault ? fault : errno));
     note(img, AOTRUN_IMAGE_UNNAMED_FILE, why);
     return -1;
   }

@@ -72,7 +72,11 @@ static int add_counts(cJSON *o, const aotrun_load_report *r) {
          cJSON_AddNumberToObject(o, "shared_bytes", (double)r->shared_bytes) &&
          cJSON_AddNumberToObject(o, "device_free_bytes",
                                  (double)r->device_free_bytes) &&
-         cJSON_AddNumberToObject(o, "gpu_arch", (double)r->gpu_arch);
+         cJSON_AddNumberToObject(o, "gpu_arch", (double)r->gpu_arch) &&
+         cJSON_AddNumberToObject(o, "driver_version",
+                                 (double)r->driver_version) &&
+         cJSON_AddNumberToObject(o, "shim_imports", (double)r->shim_imports) &&
+         cJSON_AddNumberToObject(o, "shim_rebound", (double)r->shim_rebound);
 }
 
 char *aotrun_load_report_json(const aotrun_load_report *r) {

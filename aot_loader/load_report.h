@@ -39,6 +39,11 @@ typedef struct aotrun_load_report {
   uint64_t shared_bytes; /* constant bytes reused from the weight cache */
   uint64_t device_free_bytes; /* free before the upload; 0: not asked */
   uint32_t gpu_arch;          /* 90 for sm_90; 0: not a GPU */
+  int driver_version;         /* 12080 for CUDA 12.8; 0: not asked */
+  uint64_t shim_imports;      /* distinct aoti_torch_* names imported */
+  /* Import slots the dynamic loader had bound to another object (e.g.
+   * libtorch's aoti_torch_*) and aotrun re-pointed to its shim. */
+  uint64_t shim_rebound;
 } aotrun_load_report;
 
 /* Every phase -1, every count 0, strings "". */

@@ -22,6 +22,16 @@ aotrun_status aotrun_runner_gpu_arch(aotrun_method_runner *r, uint32_t *arch,
   return AOTRUN_OK;
 }
 
+aotrun_status aotrun_runner_driver_version(aotrun_method_runner *r,
+                                           int *version, aotrun_error *err) {
+  *version = 0;
+  if (!runner_is_cuda(r) || r->ops.driver_version == NULL) return AOTRUN_OK;
+  aotrun_status st = r->ops.driver_version(r->ops.ctx, version, err);
+  if (st != AOTRUN_OK)
+    return aotrun_error_prefix(err, "method %s: ", r->method);
+  return AOTRUN_OK;
+}
+
 static aotrun_weight_request request_of(const aotrun_program_constant *c) {
   aotrun_weight_request req = {c->fqn,     c->device_type,    c->dtype,
                                c->ndim,    c->sizes,          c->strides,

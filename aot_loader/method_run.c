@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_loader/fault_point.h"
+
 /* ---- input handles ------------------------------------------------------ */
 
 static aotrun_status shim_failed(aotrun_error *err, aotrun_status code,
@@ -57,6 +59,11 @@ static aotrun_status copy_bytes(aotrun_method_runner *r, void *dst,
                                 aotrun_copy_kind kind, void *stream,
                                 aotrun_error *err) {
   if (bytes == 0) return AOTRUN_OK;
+  int fault = aotrun_fault_point("method_run.copy");
+  if (fault)
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "method %s: copying %zu bytes failed: %s",
+                            r->method, bytes, strerror(fault));
   if (r->ops.copy != NULL)
     return r->ops.copy(r->ops.ctx, dst, src, bytes, kind, stream, err);
   if (kind != AOTRUN_COPY_HOST_TO_HOST)
@@ -221,9 +228,30 @@ static aotrun_status describe_output(AtenTensorHandle h, size_t i,
   return AOTRUN_OK;
 }
 
+/* A dynamic dim larger than the caller's room, with execute_ex's report:
+ * AOTRUN_ERR_OUTPUT_TOO_SMALL and the needed shape. */
+static aotrun_status output_too_small(const aotrun_method_runner *r,
+                                      size_t i, const out_desc *o,
+                                      const DLTensor *dst,
+                                      aotrun_runner_call *call,
+                                      aotrun_error *err) {
+  char need[256], room[256];
+  aotrun_runner_shape_text(o->ndim, o->sizes, need, sizeof need);
+  aotrun_runner_shape_text(dst->ndim, dst->shape, room, sizeof room);
+  call->too_small = (int64_t)i;
+  call->needed_ndim = (int32_t)o->ndim;
+  for (int64_t d = 0; d < o->ndim && d < AOTRUN_MAX_DIMS; d++)
+    call->needed_shape[d] = o->sizes[d];
+  return aotrun_error_set(err, AOTRUN_ERR_OUTPUT_TOO_SMALL,
+                          "output %zu (%s) needs shape %s, the caller's "
+                          "tensor has room for %s",
+                          i, r->io[1][i].name, need, room);
+}
+
 static aotrun_status check_output_fits(const aotrun_method_runner *r,
                                        size_t i, const out_desc *o,
                                        const DLTensor *dst,
+                                       aotrun_runner_call *call,
                                        aotrun_error *err) {
   const aotrun_io_info *decl = &r->io[1][i];
   char want[64];
@@ -249,6 +277,8 @@ static aotrun_status check_output_fits(const aotrun_method_runner *r,
   for (int32_t d = 0; d < dst->ndim; d++) {
     int dynamic = d < decl->ndim && decl->shape[d] == AOTRUN_DYNAMIC_DIM;
     int64_t real = o->sizes[d], room = dst->shape[d];
+    if (dynamic && real > room && call != NULL && call->report_too_small)
+      return output_too_small(r, i, o, dst, call, err);
     if (dynamic ? real > room : real != room)
       return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                               "output %zu (%s) has size %lld in dim %d, the "
@@ -306,10 +336,18 @@ static aotrun_status copy_one_output(aotrun_method_runner *r, size_t i,
 
 static aotrun_status synchronize(aotrun_method_runner *r, void *stream,
                                  aotrun_error *err) {
-  if (r->ops.synchronize == NULL) return AOTRUN_OK;
-  aotrun_status st = r->ops.synchronize(r->ops.ctx, stream, err);
+  aotrun_status st = AOTRUN_OK;
+  if (r->ops.synchronize != NULL)
+    st = r->ops.synchronize(r->ops.ctx, stream, err);
   if (st != AOTRUN_OK)
     return aotrun_error_prefix(err, "method %s: ", r->method);
+  /* The fault point stands for an error the synchronisation reports (a
+   * kernel that failed); the work has finished either way. */
+  int fault = aotrun_fault_point("method_run.synchronize");
+  if (fault)
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "method %s: waiting for the stream failed: %s",
+                            r->method, strerror(fault));
   return AOTRUN_OK;
 }
 
@@ -317,12 +355,20 @@ static aotrun_status synchronize(aotrun_method_runner *r, void *stream,
  * heap allocation on the execute path). */
 #define STACK_IO 16
 
+static int kept_output(const aotrun_runner_call *call, const DLTensor *dst) {
+  return call != NULL && call->kept != NULL && dst->data == NULL;
+}
+
 /* Checks every output before the first byte is written, then copies each
- * on the current stream (the caller holds the stream guard); no sync. */
+ * on the current stream (the caller holds the stream guard); no sync.
+ * Kept outputs (call->kept) are handed over or copied instead (see
+ * aotrun_runner_call); on failure none stays kept. */
 static aotrun_status copy_outputs_unsynced(aotrun_method_runner *r,
                                            AtenTensorHandle *sources,
                                            DLTensor *outputs,
                                            size_t num_outputs, void *stream,
+                                           aotrun_runner_call *call,
+                                           int may_hand_over,
                                            aotrun_error *err) {
   out_desc stack[STACK_IO];
   out_desc *d = num_outputs <= STACK_IO ? stack
@@ -334,10 +380,17 @@ static aotrun_status copy_outputs_unsynced(aotrun_method_runner *r,
   aotrun_status st = AOTRUN_OK;
   for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++) {
     st = describe_output(sources[i], i, &d[i], err);
-    if (st == AOTRUN_OK) st = check_output_fits(r, i, &d[i], &outputs[i], err);
+    if (st == AOTRUN_OK && !kept_output(call, &outputs[i]))
+      st = check_output_fits(r, i, &d[i], &outputs[i], call, err);
   }
   for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++)
-    st = copy_one_output(r, i, sources[i], &d[i], &outputs[i], stream, err);
+    st = kept_output(call, &outputs[i])
+             ? aotrun_runner_keep_output(r, i, sources[i], may_hand_over,
+                                         &call->kept[i], err)
+             : copy_one_output(r, i, sources[i], &d[i], &outputs[i], stream,
+                               err);
+  if (st != AOTRUN_OK && call != NULL && call->kept != NULL)
+    aotrun_method_runner_delete_handles(call->kept, num_outputs);
   if (d != stack) free(d);
   return st;
 }
@@ -348,6 +401,24 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
                                                 size_t num_outputs,
                                                 void *stream,
                                                 aotrun_error *err) {
+  return aotrun_method_runner_copy_outputs_call(r, sources, outputs,
+                                                num_outputs, stream, NULL,
+                                                err);
+}
+
+/* Starts a call's report: nothing kept, nothing too small. */
+static void call_reset(aotrun_runner_call *call, size_t num_outputs) {
+  if (call == NULL) return;
+  call->too_small = -1;
+  call->needed_ndim = 0;
+  if (call->kept != NULL)
+    memset(call->kept, 0, num_outputs * sizeof *call->kept);
+}
+
+aotrun_status aotrun_method_runner_copy_outputs_call(
+    aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
+    size_t num_outputs, void *stream, aotrun_runner_call *call,
+    aotrun_error *err) {
   if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method handle is NULL");
@@ -358,13 +429,18 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
   if (num_outputs > 0 && (outputs == NULL || sources == NULL))
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);
+  call_reset(call, num_outputs);
   CUDAStreamGuardHandle guard = NULL;
   aotrun_status st = open_guard(r, stream, &guard, err);
   if (st == AOTRUN_OK)
-    st = copy_outputs_unsynced(r, sources, outputs, num_outputs, stream, err);
+    st = copy_outputs_unsynced(r, sources, outputs, num_outputs, stream, call,
+                               0, err);
   close_guard(guard);
-  if (st != AOTRUN_OK) return st;
-  return synchronize(r, stream, err);
+  if (st != AOTRUN_OK || (call != NULL && call->no_sync)) return st;
+  st = synchronize(r, stream, err);
+  if (st != AOTRUN_OK && call != NULL && call->kept != NULL)
+    aotrun_method_runner_delete_handles(call->kept, num_outputs);
+  return st;
 }
 
 /* ---- the whole call ----------------------------------------------------- */
@@ -375,7 +451,9 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
 static aotrun_status run_checked(aotrun_method_runner *r,
                                  const DLTensor *inputs, size_t num_inputs,
                                  DLTensor *outputs, size_t num_outputs,
-                                 void *stream, aotrun_error *err) {
+                                 void *stream, aotrun_runner_call *call,
+                                 aotrun_error *err) {
+  call_reset(call, num_outputs);
   aotrun_status st = check_handle_args(r, num_inputs, num_outputs, err);
   if (st != AOTRUN_OK) return st;
   if (num_outputs > 0 && outputs == NULL)
@@ -398,13 +476,19 @@ static aotrun_status run_checked(aotrun_method_runner *r,
   if (st == AOTRUN_OK)
     st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
   if (st == AOTRUN_OK)
-    st = copy_outputs_unsynced(r, out, outputs, num_outputs, stream, err);
-  close_guard(guard);
+    st = copy_outputs_unsynced(r, out, outputs, num_outputs, stream, call, 1,
+                               err);
+  /* Inside the guard: the frees are ordered on the stream whose queued
+   * copies still read these outputs (async calls return before they ran). */
   aotrun_method_runner_delete_handles(out, num_outputs);
+  close_guard(guard);
   if (in != in_stack) free(in);
   if (out != out_stack) free(out);
-  if (st != AOTRUN_OK) return st;
-  return synchronize(r, stream, err);
+  if (st != AOTRUN_OK || (call != NULL && call->no_sync)) return st;
+  st = synchronize(r, stream, err);
+  if (st != AOTRUN_OK && call != NULL && call->kept != NULL)
+    aotrun_method_runner_delete_handles(call->kept, num_outputs);
+  return st;
 }
 
 aotrun_status aotrun_method_runner_run(aotrun_method_runner *r,
@@ -415,7 +499,8 @@ aotrun_status aotrun_method_runner_run(aotrun_method_runner *r,
   aotrun_status st = aotrun_method_runner_check_inputs(r, inputs, num_inputs,
                                                        err);
   if (st != AOTRUN_OK) return st;
-  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, err);
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream,
+                     NULL, err);
 }
 
 aotrun_status aotrun_method_runner_run_checked(aotrun_method_runner *r,
@@ -428,5 +513,17 @@ aotrun_status aotrun_method_runner_run_checked(aotrun_method_runner *r,
   if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method handle is NULL");
-  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, err);
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream,
+                     NULL, err);
+}
+
+aotrun_status aotrun_method_runner_run_checked_call(
+    aotrun_method_runner *r, const DLTensor *inputs, size_t num_inputs,
+    DLTensor *outputs, size_t num_outputs, void *stream,
+    aotrun_runner_call *call, aotrun_error *err) {
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method handle is NULL");
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream,
+                     call, err);
 }

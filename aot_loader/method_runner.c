@@ -70,16 +70,16 @@ static aotrun_status fetch(const aotrun_method_runner *r, const char *key,
                              ? st
                              : AOTRUN_ERR_INTERNAL;
     return aotrun_error_set(err, code,
-                            "method %s: the host has no named data '%s' (%s)",
-                            r->method, key, aotrun_status_string(st));
+                            "the host has no named data '%s' (%s)", key,
+                            aotrun_status_string(st));
   }
   if (*data == NULL && *size > 0) {
     r->host->release_named_data(r->host->ctx, *token);
     *token = NULL;
     return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
-                            "method %s: the host's get_named_data('%s') "
-                            "returned OK with NULL data of %zu bytes",
-                            r->method, key, *size);
+                            "the host's get_named_data('%s') returned OK "
+                            "with NULL data of %zu bytes",
+                            key, *size);
   }
   return AOTRUN_OK;
 }
@@ -93,9 +93,12 @@ static aotrun_status load_library(aotrun_method_runner *r, aotrun_error *err) {
                                     .temp_file = r->library_temp_file,
                                     .report = &r->report};
   aotrun_status st = aotrun_runner_gpu_arch(r, &lc.gpu_arch, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_runner_driver_version(r, &lc.driver_version, err);
   if (st != AOTRUN_OK) return st;
   st = fetch(r, r->pm->library, &bytes, &size, &token, err);
-  if (st != AOTRUN_OK) return st;
+  if (st != AOTRUN_OK)
+    return aotrun_error_prefix(err, "method %s: ", r->method);
   st = aotrun_model_library_load_with(bytes, size, &lc, &r->lib, err);
   r->host->release_named_data(r->host->ctx, token); /* now in its image */
   if (st != AOTRUN_OK)

@@ -70,6 +70,10 @@ typedef struct aotrun_runner_device_ops {
    * minor: the library must have kernels for it (kernel_arch.h). */
   aotrun_status (*compute_capability)(void *ctx, int32_t device,
                                       uint32_t *arch, aotrun_error *err);
+  /* Optional (NULL: not checked). The driver's CUDA version
+   * (cudaDriverGetVersion, 12080 = 12.8): embedded PTX must be of an ISA
+   * version it compiles (kernel_arch.h). */
+  aotrun_status (*driver_version)(void *ctx, int *version, aotrun_error *err);
 } aotrun_runner_device_ops;
 
 typedef struct aotrun_method_runner_config {
@@ -176,6 +180,44 @@ aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *runner,
                                                 size_t num_outputs,
                                                 void *stream,
                                                 aotrun_error *err);
+
+/*
+ * What execute_ex (ABI 1.1) asks of one call beyond run. Zero-initialise,
+ * then set what is wanted; too_small is written by the call.
+ *   kept:    NULL, or num_outputs slots. An output whose caller tensor has
+ *            data == NULL is not checked or copied but kept here as a new
+ *            handle the caller deletes: the model's own tensor when the
+ *            shim owns its memory (aotrun_shim_tensor_owns_memory) and it
+ *            is row-major (run_checked_call only), otherwise a fresh
+ *            row-major copy on the output's device (copy_outputs_call:
+ *            its sources, e.g. a CUDA graph's pool, are reused). Slots of
+ *            other outputs stay NULL; on failure every slot is NULL.
+ *   no_sync: 1: queue everything and skip the final synchronisation.
+ *   report_too_small: 1: an output whose dynamic dim exceeds the caller's
+ *            room fails with AOTRUN_ERR_OUTPUT_TOO_SMALL and fills
+ *            too_small / needed_ndim / needed_shape (0: the 1.0 status
+ *            AOTRUN_ERR_INVALID_ARGUMENT, as run).
+ *   too_small: out: that output's index, -1 when none.
+ */
+typedef struct aotrun_runner_call {
+  AtenTensorHandle *kept;
+  int no_sync;
+  int report_too_small;
+  int64_t too_small;
+  int32_t needed_ndim;
+  int64_t needed_shape[AOTRUN_MAX_DIMS];
+} aotrun_runner_call;
+
+/* run_checked and copy_outputs with a call's requests (call may be NULL:
+ * exactly run_checked / copy_outputs). */
+aotrun_status aotrun_method_runner_run_checked_call(
+    aotrun_method_runner *runner, const DLTensor *inputs, size_t num_inputs,
+    DLTensor *outputs, size_t num_outputs, void *stream,
+    aotrun_runner_call *call, aotrun_error *err);
+aotrun_status aotrun_method_runner_copy_outputs_call(
+    aotrun_method_runner *runner, AtenTensorHandle *sources,
+    DLTensor *outputs, size_t num_outputs, void *stream,
+    aotrun_runner_call *call, aotrun_error *err);
 
 /* Deletes each non-NULL handle once (a model may return one handle in
  * several slots) and sets every slot to NULL. */

@@ -43,6 +43,10 @@ struct aotrun_method_runner {
  * ops cannot tell). */
 aotrun_status aotrun_runner_gpu_arch(aotrun_method_runner *r, uint32_t *arch,
                                      aotrun_error *err);
+/* The driver's CUDA version (0 on the CPU or when the backend cannot
+ * tell), for the PTX ISA check. */
+aotrun_status aotrun_runner_driver_version(aotrun_method_runner *r,
+                                           int *version, aotrun_error *err);
 /* Before the upload: the bytes of device copies this method would add to
  * the cache (constants on cuda not already there, each FQN once) against
  * the GPU's free memory; AOTRUN_ERR_OUT_OF_MEMORY "method M needs N bytes
@@ -70,6 +74,21 @@ aotrun_status aotrun_runner_check_device(const aotrun_method_runner *r,
                                          const char *what, size_t i,
                                          const char *name, DLDevice dev,
                                          aotrun_error *err);
+
+/* ---- method_output_keep.c: outputs handed to the caller (1.1) ---- */
+
+/* A new handle for model output i (src) that the caller owns: src's own
+ * tensor when may_hand_over, the shim owns its memory and it is row-major;
+ * else a fresh row-major copy on src's device, queued on the current
+ * stream (the caller holds the stream guard). */
+aotrun_status aotrun_runner_keep_output(aotrun_method_runner *r, size_t i,
+                                        AtenTensorHandle src,
+                                        int may_hand_over,
+                                        AtenTensorHandle *out,
+                                        aotrun_error *err);
+/* "[4,3]" into buf (truncated to size). */
+void aotrun_runner_shape_text(int64_t ndim, const int64_t *shape, char *buf,
+                              size_t size);
 
 static inline int runner_is_cuda(const aotrun_method_runner *r) {
   return r->device.device_type == kDLCUDA;

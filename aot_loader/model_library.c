@@ -2,13 +2,16 @@
  * model_library.c: one AOTInductor model library loaded from bytes (see
  * model_library.h).
  *
- * Load order: check the bytes are a complete ELF shared library (and, for
- * a GPU, that it has kernels the GPU can run), make the shim (and libcudart
- * for CUDA) global, write the bytes to their image (memfd, else a temp
- * file: library_image.h), dlopen it RTLD_NOW|RTLD_LOCAL (two models must
- * not bind to each other's default-visibility C++ symbols), resolve the
- * entry points, create the container with one model instance, read the
- * input/output counts. Every failure undoes the steps already done, in
+ * Load order: check the bytes are a complete ELF shared library, then
+ * (model_library_checks.c, all problems at once) that a GPU has kernels it
+ * and its driver can run, make the shim (and libcudart for CUDA) global and
+ * check every aoti_torch_* import against the shim; write the bytes to
+ * their image (memfd, else a temp file: library_image.h), dlopen it
+ * RTLD_NOW|RTLD_LOCAL (two models must not bind to each other's
+ * default-visibility C++ symbols), bind its aoti_torch_* imports to the
+ * shim (shim_binding.h: libtorch may be first in the global scope),
+ * resolve the entry points, create the container with one model instance,
+ * read the input/output counts. Every failure undoes the steps already done, in
  * reverse, through the same release() that destroy uses.
  */
 #include "aot_loader/model_library.h"
@@ -22,8 +25,8 @@
 
 #include "aot_loader/container_api.h"
 #include "aot_loader/elf_check.h"
+#include "aot_loader/fault_point.h"
 #include "aot_loader/global_symbols.h"
-#include "aot_loader/kernel_arch.h"
 #include "aot_loader/model_library_internal.h"
 
 /* The test seam (model_library.h). */
@@ -57,6 +60,11 @@ static int valid_device(const char *device, int *is_cuda) {
 static const char *label(const aotrun_model_library *lib) {
   if (lib->name[0] != '\0') return lib->name;
   return lib->path != NULL ? lib->path : "a model library";
+}
+
+/* model_library_internal.h */
+const char *aotrun_model_library_label(const aotrun_model_library *lib) {
+  return label(lib);
 }
 
 /* Under ThreadSanitizer only, model libraries stay mapped after dlclose:
@@ -119,27 +127,44 @@ aotrun_status aotrun_model_library_call_failed(const aotrun_model_library *lib,
                           entry, (int)rc, label(lib));
 }
 
+/* dlerror() starts with the path dlopen was given ("/proc/self/fd/3:
+ * undefined symbol: ..."): the copy's name means nothing to the user, who
+ * knows the library by its manifest name. */
+static const char *without_path(const char *why, const char *path) {
+  size_t n = path != NULL ? strlen(path) : 0;
+  if (n > 0 && strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+    return why + n + 2;
+  return why;
+}
+
 /* dlopens the image; a named temp file is unlinked at once: the mapping
  * keeps the bytes, and a process that dies later (signal, crashing
  * constructor or model) leaves nothing behind. */
 static aotrun_status map_image(aotrun_model_library *lib, aotrun_error *err) {
-  lib->dl = dlopen(lib->path, MODEL_DLOPEN_FLAGS);
-  const char *why = lib->dl == NULL ? dlerror() : NULL;
+  int fault = aotrun_fault_point("model_library.dlopen");
+  lib->dl = fault ? NULL : dlopen(lib->path, MODEL_DLOPEN_FLAGS);
+  const char *why = fault              ? strerror(fault)
+                    : lib->dl == NULL ? dlerror()
+                                      : NULL;
   aotrun_library_image_mapped(&lib->image);
   if (lib->dl == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
-                            "cannot dlopen model library %s (%s %s): %s",
+                            "cannot dlopen model library %s (from a %s): %s",
                             label(lib),
                             aotrun_library_image_kind_name(lib->image.kind),
-                            lib->path, why ? why : "unknown error");
+                            without_path(why ? why : "unknown error",
+                                         lib->path));
   return AOTRUN_OK;
 }
 
 static aotrun_status create_container(aotrun_model_library *lib,
                                       aotrun_error *err) {
   aotrun_global_symbols_shim_clear_error();
+  /* The fault point stands for a model whose constructor throws. */
   aotrun_aoti_error rc =
-      lib->api.create_with_device(&lib->container, 1, lib->device, NULL);
+      aotrun_fault_point("model_library.create")
+          ? 1
+          : lib->api.create_with_device(&lib->container, 1, lib->device, NULL);
   if (rc != AOTRUN_AOTI_SUCCESS) {
     lib->container = NULL; /* never trust an out value on failure */
     return aotrun_model_library_call_failed(
@@ -170,13 +195,16 @@ static aotrun_status read_counts(aotrun_model_library *lib,
   return AOTRUN_OK;
 }
 
-/* Steps after the image exists: dlopen, resolve, create, count. */
+/* Steps after the image exists: dlopen, bind to the shim, resolve,
+ * create, count. */
 static aotrun_status open_library(aotrun_model_library *lib,
+                                  const aotrun_shim_plan *plan,
                                   aotrun_load_report *report,
                                   aotrun_error *err) {
   at_phase("image_written");
   int64_t t = aotrun_load_clock_ns();
   aotrun_status st = map_image(lib, err);
+  if (st == AOTRUN_OK) st = aotrun_model_library_bind_shim(lib, plan, report, err);
   aotrun_load_report_add(report, AOTRUN_LOAD_DLOPEN, t);
   if (st != AOTRUN_OK) return st;
   at_phase("library_opened");
@@ -208,27 +236,6 @@ static aotrun_status check_load(const void *bytes, size_t size,
   return aotrun_elf_check_shared_library(bytes, size, what, err);
 }
 
-/* The GPU portability check (kernel_arch.h); records the kernels found. */
-static aotrun_status check_kernels(const void *bytes, size_t size,
-                                   const aotrun_model_library_config *c,
-                                   aotrun_error *err) {
-  if (c->gpu_arch == 0 && c->report == NULL) return AOTRUN_OK;
-  aotrun_kernel_archs archs;
-  aotrun_kernel_archs_scan(bytes, size, &archs);
-  if (c->report != NULL) {
-    aotrun_kernel_archs_describe(&archs, c->report->kernels,
-                                 sizeof c->report->kernels);
-    c->report->gpu_arch = c->gpu_arch;
-  }
-  /* The documented way out should the scan misread a library's kernels. */
-  const char *skip = getenv("AOTRUN_SKIP_KERNEL_ARCH_CHECK");
-  if (c->gpu_arch == 0 || (skip != NULL && strcmp(skip, "1") == 0))
-    return AOTRUN_OK;
-  return aotrun_kernel_archs_check(&archs, c->gpu_arch,
-                                   c->name ? c->name : "model library",
-                                   c->device, err);
-}
-
 static aotrun_status write_image(aotrun_model_library *lib, const void *bytes,
                                  size_t size,
                                  const aotrun_model_library_config *c,
@@ -258,20 +265,23 @@ aotrun_status aotrun_model_library_load_with(
   *out = NULL;
   int is_cuda = 0;
   aotrun_status st = check_load(bytes, size, c, &is_cuda, err);
-  if (st == AOTRUN_OK) st = check_kernels(bytes, size, c, err);
   if (st != AOTRUN_OK) return st;
-  st = aotrun_global_symbols_ensure(is_cuda, err);
-  if (st != AOTRUN_OK) return aotrun_error_prefix(err, "loading model: ");
+  aotrun_shim_plan plan;
+  st = aotrun_model_library_precheck(bytes, size, c, is_cuda, &plan, err);
+  if (st != AOTRUN_OK) return st;
 
   aotrun_model_library *lib = calloc(1, sizeof *lib);
-  if (lib == NULL)
+  if (lib == NULL) {
+    aotrun_shim_plan_free(&plan);
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory loading a model library");
+  }
   lib->image.fd = -1;
   snprintf(lib->device, sizeof lib->device, "%s", c->device);
   aotrun_load_report_text(lib->name, sizeof lib->name, c->name);
   st = write_image(lib, bytes, size, c, err);
-  if (st == AOTRUN_OK) st = open_library(lib, c->report, err);
+  if (st == AOTRUN_OK) st = open_library(lib, &plan, c->report, err);
+  aotrun_shim_plan_free(&plan);
   if (st != AOTRUN_OK) {
     release(lib);
     return st;
@@ -376,6 +386,10 @@ aotrun_status aotrun_model_library_run(aotrun_model_library *lib,
   aotrun_global_symbols_shim_clear_error();
   aotrun_aoti_error rc = run(lib->container, inputs, num_inputs, outputs,
                              num_outputs, stream, NULL);
+  /* The fault point stands for a kernel error found after the model ran
+   * (it has consumed the inputs and made its outputs). */
+  if (rc == AOTRUN_AOTI_SUCCESS && aotrun_fault_point("model_library.run"))
+    rc = 1;
   if (rc == AOTRUN_AOTI_SUCCESS) return AOTRUN_OK;
   /* After a failed run, hand nothing back. */
   aotrun_model_library_delete_outputs(outputs, num_outputs);

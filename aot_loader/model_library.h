@@ -49,6 +49,9 @@ typedef struct aotrun_model_library_config {
    * library must have kernels it can run (kernel_arch.h), checked before
    * dlopen. 0: no check (cpu, or unknown). */
   uint32_t gpu_arch;
+  /* cudaDriverGetVersion (12080 for CUDA 12.8): PTX the driver cannot
+   * compile does not count as a kernel for the GPU. 0: not checked. */
+  int driver_version;
   /* NULL, or receives the library_write, dlopen and container phases,
    * library_bytes, image kind and kernels (the rest is left alone). */
   aotrun_load_report *report;

@@ -12,9 +12,15 @@
 #include <string.h>
 
 #include "aot_loader/container_api.h"
+#include "aot_loader/fault_point.h"
 #include "aot_loader/model_library.h"
 #include "aot_loader/global_symbols.h"
 #include "aot_loader/model_library_internal.h"
+
+/* The library as messages name it ("forward.so"), never its copy's path. */
+static const char *label(const aotrun_model_library *lib) {
+  return aotrun_model_library_label(lib);
+}
 
 static aotrun_status need_constant_info(const aotrun_model_library *lib,
                                         aotrun_error *err) {
@@ -26,7 +32,7 @@ static aotrun_status need_constant_info(const aotrun_model_library *lib,
     return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
                             "model library %s cannot list its constants "
                             "(no %s)",
-                            lib->path, missing);
+                            label(lib), missing);
   return AOTRUN_OK;
 }
 
@@ -62,7 +68,7 @@ static aotrun_status constant_string(const aotrun_model_library *lib,
   if (*out == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
                             "%s returned NULL for constant %zu of %s", entry,
-                            index, lib->path);
+                            index, label(lib));
   return AOTRUN_OK;
 }
 
@@ -133,7 +139,7 @@ aotrun_status aotrun_model_library_constant_info(
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "constant index %zu is out of range: %s has %zu "
                             "constants",
-                            index, lib->path, count);
+                            index, label(lib), count);
   st = constant_fields(lib, index, out, err);
   if (st != AOTRUN_OK) memset(out, 0, sizeof *out);
   return st;
@@ -210,12 +216,12 @@ static aotrun_status check_pairs(const aotrun_model_library *lib,
       st = aotrun_error_set(err, AOTRUN_ERR_NOT_FOUND,
                             "user-managed constant '%s' is not a constant of "
                             "%s",
-                            pairs[i].name, lib->path);
+                            pairs[i].name, label(lib));
     else if (folded[k])
       st = aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "user-managed constant '%s' is folded by %s and "
                             "cannot be given",
-                            pairs[i].name, lib->path);
+                            pairs[i].name, label(lib));
   }
   for (size_t i = 0; i < n && st == AOTRUN_OK; i++) {
     int given = 0;
@@ -225,7 +231,7 @@ static aotrun_status check_pairs(const aotrun_model_library *lib,
       st = aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "user-managed constants: constant %zu '%s' of %s "
                             "is not given",
-                            i, names[i], lib->path);
+                            i, names[i], label(lib));
   }
   free(names);
   free(folded);
@@ -242,7 +248,7 @@ aotrun_status aotrun_model_library_set_user_managed_constants(
                             "model library %s has no "
                             "AOTInductorModelContainerUpdateUserManaged"
                             "ConstantBufferPairs",
-                            lib->path);
+                            label(lib));
   if (pairs == NULL && count > 0)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "user-managed constants: pairs is NULL");
@@ -261,8 +267,12 @@ aotrun_status aotrun_model_library_set_user_managed_constants(
   /* Active buffer; completeness was checked above (2.11's own full-update
    * check only warns for buffers). */
   aotrun_global_symbols_shim_clear_error();
-  aotrun_aoti_error rc = lib->api.update_user_managed_constant_buffer_pairs(
-      lib->container, entries, count, false, false);
+  /* The fault point stands for a model that refuses its constants. */
+  aotrun_aoti_error rc =
+      aotrun_fault_point("model_library.constants")
+          ? 1
+          : lib->api.update_user_managed_constant_buffer_pairs(
+                lib->container, entries, count, false, false);
   free(entries);
   if (rc != AOTRUN_AOTI_SUCCESS)
     return aotrun_model_library_call_failed(
@@ -285,7 +295,7 @@ aotrun_status aotrun_model_library_blob_size(const aotrun_model_library *lib,
     return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
                             "model library %s has no "
                             "AOTInductorModelContainerGetConstantsBlobSize",
-                            lib->path);
+                            label(lib));
   aotrun_global_symbols_shim_clear_error();
   aotrun_aoti_error rc = lib->api.get_constants_blob_size(lib->container, size);
   if (rc != AOTRUN_AOTI_SUCCESS) {
@@ -307,16 +317,18 @@ aotrun_status aotrun_model_library_load_constants_blob(
     return aotrun_error_set(err, AOTRUN_ERR_NOT_SUPPORTED,
                             "model library %s has no "
                             "AOTInductorModelUpdateConstantsFromBlob",
-                            lib->path);
+                            label(lib));
   /* 2.11 allocates again on a second call without freeing the first. */
   if (lib->blob_loaded)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "the constants blob of %s is already loaded (it "
                             "can be loaded once per library)",
-                            lib->path);
+                            label(lib));
   aotrun_global_symbols_shim_clear_error();
   aotrun_aoti_error rc =
-      lib->api.update_constants_from_blob(lib->container, blob);
+      aotrun_fault_point("model_library.blob")
+          ? 1
+          : lib->api.update_constants_from_blob(lib->container, blob);
   if (rc != AOTRUN_AOTI_SUCCESS)
     return aotrun_model_library_call_failed(
         lib, err, AOTRUN_ERR_INTERNAL,
@@ -335,7 +347,7 @@ aotrun_status aotrun_model_library_load_constants_blob_sized(
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "constants blob for %s has %llu bytes, the "
                             "library expects %llu",
-                            lib->path, (unsigned long long)size,
+                            label(lib), (unsigned long long)size,
                             (unsigned long long)want);
   return aotrun_model_library_load_constants_blob(lib, blob, err);
 }

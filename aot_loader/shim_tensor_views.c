@@ -3,12 +3,13 @@
  * aoti_torch_create_tensor_from_blob_v2 / aoti_torch_delete_tensor_object.
  *
  * Like the model libraries, aot_loader does not link the shim: it is put in
- * the global scope at run time (global_symbols.h) before any model loads, so
- * the two functions are looked up there when first needed.
+ * the global scope at run time (global_symbols.h) before any model loads,
+ * and the functions are looked up in it (never in the global scope, where
+ * libtorch's aoti_torch_* may come first: docs/loading.md).
  */
-#include <dlfcn.h>
 #include <stddef.h>
 
+#include "aot_loader/global_symbols.h"
 #include "aot_loader/tensor_views.h"
 
 #define LAYOUT_STRIDED 0 /* DESIGN.md §2.3 */
@@ -20,8 +21,15 @@ typedef AOTITorchError (*create_fn)(void *, int64_t, const int64_t *,
 typedef AOTITorchError (*delete_fn)(AtenTensorHandle);
 typedef const char *(*last_error_fn)(void);
 
-/* Looks a shim function up in the global scope. */
-static void *lookup(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+/* Looks a shim function up in the shim library, finding it first when no
+ * model has been loaded yet. */
+static void *lookup(const char *name) {
+  void *fn = aotrun_global_symbols_shim_lookup(NULL, name);
+  if (fn != NULL) return fn;
+  aotrun_error ignored;
+  if (aotrun_global_symbols_ensure(0, &ignored) != AOTRUN_OK) return NULL;
+  return aotrun_global_symbols_shim_lookup(NULL, name);
+}
 
 static aotrun_status shim_create(void *ctx, void *data, int32_t ndim,
                                  const int64_t *sizes, const int64_t *strides,
@@ -34,9 +42,9 @@ static aotrun_status shim_create(void *ctx, void *data, int32_t ndim,
   last_error_fn last_error = (last_error_fn)lookup("aotrun_shim_last_error");
   if (create == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
-                            "aoti_torch_create_tensor_from_blob_v2 is not in "
-                            "the global scope (the shim library is not "
-                            "loaded)");
+                            "aoti_torch_create_tensor_from_blob_v2 is not "
+                            "available (the shim library %s is not loaded)",
+                            AOTRUN_SHIM_LIBRARY_NAME);
   AOTITorchError rc = create(data, ndim, sizes, strides, storage_offset,
                              dtype, device_type, device_index, out,
                              LAYOUT_STRIDED, NULL, 0);

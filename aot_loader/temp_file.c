@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "aot_loader/fault_point.h"
+
 /* $TMPDIR when set and non-empty, else /tmp (what mkstemp users expect). */
 const char *aotrun_temp_dir(void) {
   const char *dir = getenv("TMPDIR");
@@ -59,17 +61,20 @@ aotrun_status aotrun_temp_file_create(const void *bytes, size_t size,
                             "temp file: out of memory for a path in %s", dir);
   /* mkostemps: O_CREAT|O_EXCL, mode 0600; O_CLOEXEC so a fork+exec elsewhere
    * in the host does not inherit the descriptor. */
-  int fd = mkostemps(path, (int)strlen(suffix), O_CLOEXEC);
+  int fault = aotrun_fault_point("temp_file.create");
+  int fd = fault ? -1 : mkostemps(path, (int)strlen(suffix), O_CLOEXEC);
   if (fd < 0) {
-    int e = errno;
+    int e = fault ? fault : errno;
     aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                      "cannot create a temp file in %s: %s", dir, strerror(e));
     free(path);
     return AOTRUN_ERR_ACCESS_FAILED;
   }
-  int e = aotrun_write_all(fd, bytes, size);
+  int e = aotrun_fault_point("temp_file.write");
+  if (e == 0) e = aotrun_write_all(fd, bytes, size);
   /* close() can report a delayed write error (NFS, quota): check it too. */
   if (close(fd) != 0 && e == 0) e = errno;
+  if (e == 0) e = aotrun_fault_point("temp_file.close");
   if (e != 0) {
     aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                      "cannot write %zu bytes to temp file %s: %s", size, path,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_loader/fault_point.h"
 #include "aot_loader/program.h"
 #include "aot_loader/scalar_type.h"
 
@@ -185,31 +186,37 @@ static aotrun_status new_copy(aotrun_weight_cache *c,
                             r->fqn);
   }
   memcpy(w->fqn, r->fqn, n);
-  aotrun_status s = ops->alloc(ops->ctx, r->nbytes ? (size_t)r->nbytes : 1,
-                               &w->data);
+  /* Fault points: the device (cudaMalloc, or malloc) is out of memory; the
+   * upload (cudaMemcpy) fails. */
+  aotrun_status s =
+      aotrun_fault_point("weight_cache.alloc")
+          ? AOTRUN_ERR_OUT_OF_MEMORY
+          : ops->alloc(ops->ctx, r->nbytes ? (size_t)r->nbytes : 1, &w->data);
   if (s != AOTRUN_OK) {
     free(w->fqn);
     free(w);
     return aotrun_error_set(err, s == AOTRUN_ERR_OUT_OF_MEMORY
                                      ? s : AOTRUN_ERR_ACCESS_FAILED,
                             "weight cache: cannot allocate %llu bytes of %s "
-                            "memory for FQN '%s' (status %d)",
+                            "memory for FQN '%s' (%s)",
                             (unsigned long long)r->nbytes,
                             aotrun_program_device_type_name(r->device_type),
-                            r->fqn, (int)s);
+                            r->fqn, aotrun_status_string(s));
   }
   if (r->nbytes > 0 &&
-      (s = ops->upload(ops->ctx, w->data, host_bytes, (size_t)r->nbytes)) !=
-          AOTRUN_OK) {
+      (s = aotrun_fault_point("weight_cache.upload")
+               ? AOTRUN_ERR_ACCESS_FAILED
+               : ops->upload(ops->ctx, w->data, host_bytes,
+                             (size_t)r->nbytes)) != AOTRUN_OK) {
     ops->free(ops->ctx, w->data);
     free(w->fqn);
     free(w);
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "weight cache: uploading %llu bytes of FQN '%s' "
-                            "to %s memory failed (status %d)",
+                            "to %s memory failed (%s)",
                             (unsigned long long)r->nbytes, r->fqn,
                             aotrun_program_device_type_name(r->device_type),
-                            (int)s);
+                            aotrun_status_string(s));
   }
   w->device_type = r->device_type;
   w->dtype = r->dtype;

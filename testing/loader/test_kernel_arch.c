@@ -6,6 +6,7 @@
  * loader refusing such a library before dlopen with a message naming the
  * library and both architectures.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@ typedef struct entry {
   uint16_t kind; /* 1 PTX, 2 ELF */
   uint32_t arch;
   uint32_t payload;
+  uint16_t isa; /* PTX ISA major * 10 + minor at +24/+26; 0: left 0 */
 } entry;
 
 static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
@@ -44,6 +46,8 @@ static size_t fatbin(unsigned char *out, const entry *e, size_t n) {
     put32(h + 4, 64);
     put64(h + 8, e[i].payload);
     put32(h + 28, e[i].arch);
+    put16(h + 24, (uint16_t)(e[i].isa % 10));
+    put16(h + 26, (uint16_t)(e[i].isa / 10));
     memset(h + 64, 0xCD, e[i].payload);
     at += 64 + e[i].payload;
   }
@@ -136,7 +140,7 @@ static aotrun_status check(const aotrun_kernel_archs *a, uint32_t gpu,
 static void test_fatbin_sass_and_ptx(void **state) {
   (void)state;
   static unsigned char fb[2048], elf[BUF];
-  const entry e[] = {{2, 80, 40}, {1, 90, 24}, {2, 80, 8}, {16, 70, 0}};
+  const entry e[] = {{2, 80, 40, 0}, {1, 90, 24, 0}, {2, 80, 8, 0}, {16, 70, 0, 0}};
   size_t fb_n = fatbin(fb, e, 4);
   size_t n = host_elf(elf, fb, fb_n, (const unsigned char *)"x", 1);
   aotrun_kernel_archs a;
@@ -163,7 +167,7 @@ static void test_fatbin_sass_and_ptx(void **state) {
 static void test_sass_only_for_another_gpu(void **state) {
   (void)state;
   static unsigned char fb[1024], elf[BUF];
-  const entry e[] = {{2, 90, 16}};
+  const entry e[] = {{2, 90, 16, 0}};
   size_t n = host_elf(elf, fb, fatbin(fb, e, 1), (const unsigned char *)"", 0);
   aotrun_kernel_archs a;
   aotrun_kernel_archs_scan(elf, n, &a);
@@ -224,7 +228,7 @@ static void test_no_section_table(void **state) {
   (void)state;
   static unsigned char raw[2048];
   memset(raw, 0, sizeof raw);
-  const entry e[] = {{2, 75, 0}};
+  const entry e[] = {{2, 75, 0, 0}};
   size_t at = 64; /* 8-aligned container */
   at += fatbin(raw + at, e, 1);
   cubin(raw + at + 11, 8, 0x6005004); /* sm_80 */
@@ -240,7 +244,7 @@ static void test_no_section_table(void **state) {
 static void test_malformed_containers(void **state) {
   (void)state;
   static unsigned char fb[1024], elf[BUF];
-  const entry e[] = {{2, 86, 8}, {1, 70, 8}};
+  const entry e[] = {{2, 86, 8, 0}, {1, 70, 8, 0}};
   size_t fb_n = fatbin(fb, e, 2);
   put64(fb + 16 + 64 + 8 + 8, UINT64_MAX - 8); /* 2nd payload: huge */
   size_t n = host_elf(elf, fb, fb_n, (const unsigned char *)"", 0);
@@ -278,7 +282,7 @@ static void test_malformed_containers(void **state) {
 static void test_loader_refuses_before_dlopen(void **state) {
   (void)state;
   static unsigned char fb[1024], elf[BUF];
-  const entry e[] = {{2, 90, 16}};
+  const entry e[] = {{2, 90, 16, 0}};
   size_t n = host_elf(elf, fb, fatbin(fb, e, 1), (const unsigned char *)"", 0);
   aotrun_load_report r;
   aotrun_load_report_init(&r);
@@ -296,10 +300,114 @@ static void test_loader_refuses_before_dlopen(void **state) {
   assert_int_equal(r.phase_ns[AOTRUN_LOAD_DLOPEN], -1); /* never reached */
 }
 
+/* ---- PTX ISA against the driver ---- */
+
+static const char *g_real_library; /* libaotrun_shim.so (argv[1]) */
+
+static aotrun_status check_driver(const aotrun_kernel_archs *a, uint32_t gpu,
+                                  int driver, aotrun_error *err) {
+  aotrun_error_clear(err);
+  aotrun_kernel_target t = {.gpu = gpu, .driver_version = driver,
+                            .device = "cuda:0"};
+  return aotrun_kernel_archs_check_target(a, &t, "forward.so", err);
+}
+
+static void test_ptx_isa_table(void **state) {
+  (void)state;
+  assert_int_equal(aotrun_ptx_isa_max(12080), 87);
+  assert_int_equal(aotrun_ptx_isa_max(12060), 85); /* 12.6 added none */
+  assert_int_equal(aotrun_ptx_isa_max(12000), 80);
+  assert_int_equal(aotrun_ptx_isa_max(11080), 78);
+  assert_int_equal(aotrun_ptx_isa_max(13000), 90);
+  assert_int_equal(aotrun_ptx_isa_max(10020), 0);
+  assert_int_equal(aotrun_ptx_isa_max(99000), UINT32_MAX); /* newer: trust */
+  assert_int_equal(aotrun_ptx_isa_cuda(90), 13000);
+  assert_int_equal(aotrun_ptx_isa_cuda(87), 12080);
+  assert_int_equal(aotrun_ptx_isa_cuda(99), 0);
+}
+
+/* compute_90 PTX of ISA 9.0 (CUDA 13's nvcc) and an sm_80 cubin: on an
+ * sm_90 GPU only the PTX can run, and only a CUDA 13 driver compiles it. */
+static void test_ptx_newer_than_the_driver(void **state) {
+  (void)state;
+  static unsigned char fb[2048], elf[BUF];
+  const entry e[] = {{2, 80, 8, 0}, {1, 90, 24, 90}, {1, 90, 16, 91}};
+  size_t n = host_elf(elf, fb, fatbin(fb, e, 3), (const unsigned char *)"x", 1);
+  aotrun_kernel_archs a;
+  aotrun_kernel_archs_scan(elf, n, &a);
+  assert_int_equal(a.num_ptx, 1);
+  assert_int_equal(a.ptx_isa[0], 90); /* the lowest of the two */
+  aotrun_error err;
+  assert_int_equal(check_driver(&a, 90, 13000, &err), AOTRUN_OK);
+  assert_int_equal(check_driver(&a, 90, 0, &err), AOTRUN_OK); /* unknown */
+  assert_int_equal(check_driver(&a, 86, 12080, &err), AOTRUN_OK); /* SASS */
+  assert_int_equal(check_driver(&a, 90, 12080, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_contains(err.message,
+                  "forward.so has no cubin for this GPU (sm_90, cuda:0), "
+                  "only PTX ISA 9.0 (compute_90), which this driver (CUDA "
+                  "12.8, PTX ISA up to 8.7) cannot compile: install an "
+                  "NVIDIA driver for CUDA 13.0 or later, or re-export the "
+                  "program for sm_90 (cubins)");
+  /* Without a driver version the old entry point passes it. */
+  assert_int_equal(check(&a, 90, &err), AOTRUN_OK);
+}
+
+/* An older PTX next to a newer one: the driver compiles the older. */
+static void test_older_ptx_is_enough(void **state) {
+  (void)state;
+  static unsigned char fb[2048], elf[BUF];
+  const entry e[] = {{1, 80, 8, 80}, {1, 90, 8, 90}};
+  size_t n = host_elf(elf, fb, fatbin(fb, e, 2), (const unsigned char *)"x", 1);
+  aotrun_kernel_archs a;
+  aotrun_kernel_archs_scan(elf, n, &a);
+  assert_int_equal(a.num_ptx, 2);
+  assert_int_equal(a.ptx_isa[0], 80);
+  assert_int_equal(a.ptx_isa[1], 90);
+  aotrun_error err;
+  assert_int_equal(check_driver(&a, 90, 12000, &err), AOTRUN_OK);
+  assert_int_equal(check_driver(&a, 90, 11080, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_contains(err.message, "only PTX ISA 8.0 (compute_80)");
+  assert_contains(err.message, "CUDA 12.0 or later");
+  /* A GPU older than every PTX arch: the architecture message. */
+  assert_int_equal(check_driver(&a, 75, 13000, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_contains(err.message, "has kernels for compute_80, compute_90 (PTX) "
+                               "only; this GPU is sm_75");
+}
+
+/* Every problem in one message: the kernels, and the imports (this
+ * synthetic library has no dynamic section to read them from). Runs last:
+ * it makes the shim global. */
+static void test_all_problems_at_once(void **state) {
+  (void)state;
+  void *shim = dlopen(g_real_library, RTLD_NOW | RTLD_GLOBAL);
+  assert_non_null(shim);
+  static unsigned char fb[1024], elf[BUF];
+  const entry e[] = {{1, 90, 16, 90}};
+  size_t n = host_elf(elf, fb, fatbin(fb, e, 1), (const unsigned char *)"", 0);
+  aotrun_load_report r;
+  aotrun_load_report_init(&r);
+  aotrun_model_library_config c = {.device = "cuda:0", .name = "forward.so",
+                                   .gpu_arch = 90, .driver_version = 12040,
+                                   .report = &r};
+  aotrun_model_library *lib = NULL;
+  aotrun_error err;
+  assert_int_equal(aotrun_model_library_load_with(elf, n, &c, &lib, &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_null(lib);
+  assert_contains(err.message, "only PTX ISA 9.0 (compute_90), which this "
+                               "driver (CUDA 12.4, PTX ISA up to 8.4)");
+  assert_contains(err.message, "; and: forward.so: cannot read its imports: "
+                               "no dynamic section inside the file");
+  assert_int_equal(r.driver_version, 12040);
+  assert_int_equal(r.phase_ns[AOTRUN_LOAD_DLOPEN], -1); /* never reached */
+}
+
 /* A real nvcc-built library: libaotrun_shim.so's .nv_fatbin holds what
  * tools/copts.bzl's AOTRUN_NVCC_FLAGS ask for: sm_80 and sm_90 SASS, and
  * compute_90 PTX. */
-static const char *g_real_library;
 
 static void test_real_nvcc_library(void **state) {
   (void)state;
@@ -320,6 +428,7 @@ static void test_real_nvcc_library(void **state) {
                 aotrun_kernel_archs_describe(&a, buf, sizeof buf),
                 a.num_images);
   assert_string_equal(buf, "sm_80, sm_90, compute_90 (PTX)");
+  assert_int_equal(a.ptx_isa[0], 90); /* CUDA 13's nvcc writes ISA 9.0 */
   aotrun_error err;
   assert_int_equal(check(&a, 89, &err), AOTRUN_OK);  /* sm_80 SASS */
   assert_int_equal(check(&a, 100, &err), AOTRUN_OK); /* PTX JIT */
@@ -338,6 +447,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_no_section_table),
       cmocka_unit_test(test_malformed_containers),
       cmocka_unit_test(test_loader_refuses_before_dlopen),
+      cmocka_unit_test(test_ptx_isa_table),
+      cmocka_unit_test(test_ptx_newer_than_the_driver),
+      cmocka_unit_test(test_older_ptx_is_enough),
+      cmocka_unit_test(test_all_problems_at_once), /* last: loads the shim */
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,10 @@
  * must fail with a message naming libaotrun_shim.so and every place tried,
  * before the model is written to disk or opened.
  *
- * argv: fixture_model.so
+ * Then with a fake libtorch in the global scope (the same aoti_torch_*
+ * names, not aotrun_shim_last_error): it must not be taken for the shim.
+ *
+ * argv: fixture_model.so fake_libtorch.so
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -21,6 +24,7 @@
 #include "testing/loader/loader_test_util.h"
 
 static test_bytes g_model;
+static const char *g_fake_torch;
 
 static void test_load_without_shim_fails_cleanly(void **state) {
   (void)state;
@@ -50,14 +54,27 @@ static void test_load_without_shim_fails_cleanly(void **state) {
   test_tmpdir_end();
 }
 
+/* libtorch exports aoti_torch_empty_strided, the marker the shim search
+ * follows (global_symbols.h step 2): it is passed over, and the load
+ * fails as without it. */
+static void test_libtorch_is_not_taken_for_the_shim(void **state) {
+  void *torch = dlopen(g_fake_torch, RTLD_NOW | RTLD_GLOBAL);
+  assert_non_null(torch);
+  test_load_without_shim_fails_cleanly(state);
+  dlclose(torch);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s fixture_model.so\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s fixture_model.so fake_libtorch.so\n",
+            argv[0]);
     return 2;
   }
   g_model = test_read_file(argv[1]);
+  g_fake_torch = argv[2];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_load_without_shim_fails_cleanly),
+      cmocka_unit_test(test_libtorch_is_not_taken_for_the_shim),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(g_model.data);

@@ -247,6 +247,30 @@ static void test_cpu_constants_use_host_memory(void **state) {
                   "separate copy");
 }
 
+/* Host constants are shared like device ones: a second acquire of the
+ * same cpu constant (another method or handle) gets the same copy, and
+ * nothing more is allocated (issue 15, weights). */
+static void test_cpu_constants_are_shared(void **state) {
+  fixture *f = *state;
+  aotrun_weight_request r = weight_request();
+  r.device_type = AOTRUN_DEVICE_TYPE_CPU;
+  aotrun_weight_ref *a = NULL, *b = NULL;
+  void *pa = acquire(f, &r, &a);
+  uint64_t host = aotrun_weight_cache_bytes_allocated(f->cache,
+                                                      AOTRUN_DEVICE_TYPE_CPU);
+  assert_int_equal(host, sizeof kWeight);
+  assert_int_equal(aotrun_weight_cache_has_copy(f->cache, &r), 1);
+  void *pb = acquire(f, &r, &b);
+  assert_ptr_equal(pa, pb);
+  assert_int_equal(aotrun_weight_cache_num_copies(f->cache), 1);
+  assert_int_equal(aotrun_weight_cache_bytes_allocated(
+                       f->cache, AOTRUN_DEVICE_TYPE_CPU), host);
+  assert_int_equal(f->dev.allocs, 0); /* never the cuda ops */
+  aotrun_weight_cache_release(f->cache, a);
+  assert_memory_equal(pb, kWeight, sizeof kWeight); /* still referenced */
+  aotrun_weight_cache_release(f->cache, b);
+}
+
 static void test_different_fqns(void **state) {
   fixture *f = *state;
   aotrun_weight_request a = weight_request(), b = weight_request();
@@ -287,14 +311,14 @@ static void test_alloc_and_upload_failures(void **state) {
   assert_null(data);
   assert_null(ref);
   assert_string_equal(err.message, "weight cache: cannot allocate 48 bytes of "
-                      "cuda memory for FQN 'lin.weight' (status 5)");
+                      "cuda memory for FQN 'lin.weight' (out of memory)");
   f->dev.fail_alloc = 0;
   f->dev.fail_upload = 1;
   assert_int_equal(aotrun_weight_cache_acquire(f->cache, &r, kWeight, &data,
                                                &ref, &err),
                    AOTRUN_ERR_ACCESS_FAILED);
   assert_string_equal(err.message, "weight cache: uploading 48 bytes of FQN "
-                      "'lin.weight' to cuda memory failed (status 4)");
+                      "'lin.weight' to cuda memory failed (access failed)");
   assert_int_equal(f->dev.allocs, f->dev.frees);
   assert_int_equal(aotrun_weight_cache_num_copies(f->cache), 0);
   f->dev.fail_upload = 0;
@@ -392,6 +416,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mismatch_sizes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mismatch_strides, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mismatch_offset_and_nbytes, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_cpu_constants_are_shared, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_cpu_constants_use_host_memory,
                                       setup, teardown),
