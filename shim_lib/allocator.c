@@ -7,6 +7,7 @@
 
 #include "shim_lib/block_cache.h"
 #include "shim_lib/cuda_context.h"
+#include "shim_lib/shim_release.h"
 
 /* One flag per device: the default pool was configured. */
 static atomic_int g_pool_configured[AOTRUN_SHIM_MAX_DEVICES];
@@ -24,9 +25,53 @@ static void configure_default_pool(int dev) {
                                 &threshold);
 }
 
-static void release_block(void *ctx, void *ptr, void *stream) {
+/* Frees a cached block on its device's legacy stream, never on the stream
+ * it was freed on: that one may be destroyed by now (a method's own at its
+ * destroy, a caller's after execute_ex; freeing on it crashed the fault
+ * sweep on the H200). Callers synchronise the device first, which orders
+ * the free after the block's last use on whatever stream that was. */
+static void release_block_legacy(void *ctx, int device, void *ptr) {
   (void)ctx;
-  (void)cudaFreeAsync(ptr, (cudaStream_t)stream);
+  if (cudaSetDevice(device) == cudaSuccess)
+    (void)cudaFreeAsync(ptr, (cudaStream_t)0);
+}
+
+/* Waits for `device` (-1: every configured device); the current device is
+ * kept. */
+static void synchronize_devices(int device) {
+  int count = 0, previous = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess ||
+      cudaGetDevice(&previous) != cudaSuccess)
+    return;
+  for (int d = 0; d < count && d < AOTRUN_SHIM_MAX_DEVICES; d++)
+    if ((device < 0 || d == device) && atomic_load(&g_pool_configured[d]) &&
+        cudaSetDevice(d) == cudaSuccess)
+      (void)cudaDeviceSynchronize();
+  (void)cudaSetDevice(previous);
+}
+
+/* Hands the cached blocks of `device` (-1: all) back to CUDA, after their
+ * last use and before returning (the pool can reuse or trim them then).
+ * Returns the bytes. */
+static size_t drain_blocks(int device) {
+  synchronize_devices(device);
+  int previous = 0;
+  int have_previous = cudaGetDevice(&previous) == cudaSuccess;
+  size_t n = aotrun_block_cache_drain(device, release_block_legacy, NULL);
+  if (have_previous) (void)cudaSetDevice(previous);
+  if (n > 0) synchronize_devices(device);
+  return n;
+}
+
+/* A capture must not synchronise the device (that ends the capture), nor
+ * free cached blocks on its stream (frees would become graph nodes). */
+static int capturing(void *stream) {
+  enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &st) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  return st != cudaStreamCaptureStatusNone;
 }
 
 /* cudaMallocAsync of a rounded size; on failure the cached blocks of this
@@ -34,12 +79,10 @@ static void release_block(void *ctx, void *ptr, void *stream) {
 static void *malloc_async(int dev, size_t rounded, void *stream) {
   void *p = NULL;
   cudaError_t e = cudaMallocAsync(&p, rounded, (cudaStream_t)stream);
-  if (e != cudaSuccess &&
-      aotrun_block_cache_drain(dev, release_block, NULL) > 0) {
+  if (e != cudaSuccess && !capturing(stream)) {
     (void)cudaGetLastError();
-    /* The freed blocks are reusable once their streams reach the frees. */
-    (void)cudaDeviceSynchronize();
-    e = cudaMallocAsync(&p, rounded, (cudaStream_t)stream);
+    if (drain_blocks(dev) > 0)
+      e = cudaMallocAsync(&p, rounded, (cudaStream_t)stream);
   }
   if (e != cudaSuccess) {
     aotrun_shim_fail("cudaMallocAsync(%zu bytes) failed: %s: %s (%d)", rounded,
@@ -103,8 +146,7 @@ void aotrun_shim_set_thread_allocator(const aotrun_shim_allocator *a) {
 }
 
 size_t aotrun_shim_release_cached_memory(int32_t device) {
-  size_t n = aotrun_block_cache_drain(device, release_block, NULL);
-  (void)cudaDeviceSynchronize();
+  size_t n = drain_blocks(device);
   for (int d = 0; d < AOTRUN_SHIM_MAX_DEVICES; d++) {
     cudaMemPool_t pool;
     if ((device >= 0 && d != device) || !atomic_load(&g_pool_configured[d]) ||
@@ -112,6 +154,19 @@ size_t aotrun_shim_release_cached_memory(int32_t device) {
       continue;
     (void)cudaMemPoolTrimTo(pool, 0);
   }
+  (void)cudaGetLastError();
+  return n;
+}
+
+size_t aotrun_allocator_release_all(void) {
+  int previous = 0;
+  int have_previous = cudaGetDevice(&previous) == cudaSuccess;
+  synchronize_devices(-1);
+  size_t n = aotrun_block_cache_reset(release_block_legacy, NULL);
+  if (have_previous) (void)cudaSetDevice(previous);
+  /* Waits for those frees and trims every configured pool. */
+  synchronize_devices(-1);
+  (void)aotrun_shim_release_cached_memory(-1);
   (void)cudaGetLastError();
   return n;
 }

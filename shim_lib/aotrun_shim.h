@@ -84,6 +84,29 @@ AOTRUN_SHIM_API void aotrun_shim_set_thread_allocator(
  * it synchronises the device. Returns the bytes released. */
 AOTRUN_SHIM_API size_t aotrun_shim_release_cached_memory(int32_t device);
 
+/* Frees what the shim keeps for the whole process: the cuBLAS / cuBLASLt
+ * and cuDNN handles of every thread, the per-stream cuBLAS workspaces, the
+ * GEMM and convolution algorithm caches, the random generators' device
+ * states, every cached block of the default allocator (the block cache is
+ * emptied, its device memory pools trimmed) and the device-error slots.
+ * The next shim call makes what it needs again, as in a new process (a
+ * seed fixed with aotrun_shim_random_set_seed is kept). The CUDA
+ * backend's deinit calls it before the backend is unloaded.
+ * Only while no shim call runs or is queued in any thread and no captured
+ * graph that used the shim can be replayed; synchronises every device.
+ * Live tensors stay valid. The code of the shim, libcudart and cuDNN stay
+ * loaded (the shim is linked -z nodelete: shim_lib/BUILD says why). */
+AOTRUN_SHIM_API void aotrun_shim_release_process_state(void);
+
+/* 1 when h's memory was allocated by the shim and is freed with the
+ * tensor's last reference through an allocator that does not go away with
+ * a method (host, pinned, or device memory of the default allocator); 0
+ * for borrowed memory (create_tensor_from_blob: a caller's data, a
+ * program's constants), memory of a thread allocator such as a CUDA
+ * graph's pool, an undefined tensor or NULL. The CUDA backend hands such a
+ * tensor to its caller instead of copying it (backend-allocated outputs). */
+AOTRUN_SHIM_API int aotrun_shim_tensor_owns_memory(AtenTensorHandle h);
+
 /* Bad data found on the device (an index out of range in a fallback op) is
  * reported without a host synchronisation: kernels write a per-device slot
  * in mapped host memory (shim_lib/device_error.h) and the host reads it
@@ -114,6 +137,19 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_random_set_seed(uint64_t seed);
  * source) or 2 (the copy of the state to the GPU); 0 clears it. */
 AOTRUN_SHIM_API AOTITorchError aotrun_shim_random_fail_next_seed(
     int32_t step);
+
+/* One-time work of the first call done ahead (shim_lib/fallback/warm_up.c):
+ * one tiny float32 call of each chosen family on cuda:<device>, queued on
+ * `stream` (a cudaStream_t; NULL: the default stream) and waited for, so a
+ * method's first call does not pay the library's initialisation (cuBLAS,
+ * cuBLASLt heuristics, cuDNN loading, the allocator's pool). The handles
+ * it creates are the calling thread's. Not inside a graph capture. */
+#define AOTRUN_SHIM_WARM_ALLOC 1u /* the allocator's pool */
+#define AOTRUN_SHIM_WARM_GEMM 2u  /* cuBLAS + cuBLASLt (mm, addmm) */
+#define AOTRUN_SHIM_WARM_CONV 4u  /* cuDNN (a 1x1 convolution) */
+AOTRUN_SHIM_API AOTITorchError aotrun_shim_warm_up(int32_t device,
+                                                   void *stream,
+                                                   uint32_t what);
 
 /* The rest of the ABI (every aoti_torch_* function) is declared below. */
 

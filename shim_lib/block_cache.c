@@ -167,15 +167,15 @@ int aotrun_block_cache_put(int device, void *stream, void *ptr) {
 }
 
 size_t aotrun_block_cache_drain(int device,
-                                void (*release)(void *ctx, void *ptr,
-                                                void *stream),
+                                void (*release)(void *ctx, int device,
+                                                void *ptr),
                                 void *ctx) {
   size_t freed = 0;
   pthread_mutex_lock(&g_lock);
   for (size_t i = 0; i < BINS; i++) {
     bin *b = &g_bins[i];
     if (!b->used || (device >= 0 && b->device != device)) continue;
-    for (size_t k = 0; k < b->count; k++) release(ctx, b->ptrs[k], b->stream);
+    for (size_t k = 0; k < b->count; k++) release(ctx, b->device, b->ptrs[k]);
     freed += b->count * b->size;
     g_bytes -= b->count * b->size;
     b->count = 0;
@@ -210,4 +210,27 @@ void aotrun_block_cache_set_limit(size_t bytes) {
   g_limit = bytes;
   g_limit_read = 1;
   pthread_mutex_unlock(&g_lock);
+}
+
+size_t aotrun_block_cache_reset(void (*release)(void *ctx, int device,
+                                                void *ptr),
+                                void *ctx) {
+  size_t freed = 0;
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < BINS; i++) {
+    bin *b = &g_bins[i];
+    for (size_t k = 0; k < b->count; k++) release(ctx, b->device, b->ptrs[k]);
+    freed += b->count * b->size;
+    free(b->ptrs);
+  }
+  memset(g_bins, 0, sizeof g_bins);
+  g_num_bins = 0;
+  g_bytes = 0;
+  while (g_spare != NULL) {
+    live *n = g_spare;
+    g_spare = n->next;
+    free(n);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return freed;
 }

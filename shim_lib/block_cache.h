@@ -37,10 +37,21 @@ int aotrun_block_cache_note_live(void *ptr, size_t rounded);
 int aotrun_block_cache_put(int device, void *stream, void *ptr);
 
 /* Hands every cached block of `device` (-1: all devices) to release(ctx,
- * ptr, stream) and forgets them. Returns the bytes released. */
+ * device, ptr) and forgets them. Not the stream a block was freed on: that
+ * stream may be destroyed by now (a method's own at its destroy, a
+ * caller's after execute_ex). Returns the bytes released. */
 size_t aotrun_block_cache_drain(int device,
-                                void (*release)(void *ctx, void *ptr,
-                                                void *stream),
+                                void (*release)(void *ctx, int device,
+                                                void *ptr),
+                                void *ctx);
+
+/* Hands every cached block to release(ctx, device, ptr) (not its stream:
+ * the streams of the bins may be destroyed by now), then forgets every bin
+ * and the recycled bookkeeping: the cache is as in a new process, except
+ * for blocks still live (taken back as usual when freed). Returns the
+ * bytes released. */
+size_t aotrun_block_cache_reset(void (*release)(void *ctx, int device,
+                                                void *ptr),
                                 void *ctx);
 
 /* Bytes held in the cache now, and requests it served (for tests and

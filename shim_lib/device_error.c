@@ -8,13 +8,14 @@
 #include <cuda_runtime_api.h>
 
 #include "shim_lib/cuda_context.h"
+#include "shim_lib/shim_release.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static aotrun_device_error *g_host[AOTRUN_SHIM_MAX_DEVICES];
 static aotrun_device_error *g_dev[AOTRUN_SHIM_MAX_DEVICES];
 
-/* Allocated once per device and kept for the process's life: kernels of
- * captured graphs hold its address. */
+/* Allocated once per device and kept until aotrun_device_error_release:
+ * kernels of captured graphs hold its address. */
 static AOTITorchError make_slot(const char *fn, int32_t device) {
   aotrun_device_scope scope;
   if (aotrun_cuda_device_enter(fn, device, &scope)) return AOTI_TORCH_FAILURE;
@@ -88,4 +89,15 @@ int aotrun_shim_take_device_error(int32_t device, char *msg, size_t cap) {
   }
   pthread_mutex_unlock(&g_lock);
   return found;
+}
+
+void aotrun_device_error_release(void) {
+  pthread_mutex_lock(&g_lock);
+  for (int d = 0; d < AOTRUN_SHIM_MAX_DEVICES; d++) {
+    if (g_host[d] != NULL) (void)cudaFreeHost(g_host[d]);
+    g_host[d] = NULL;
+    g_dev[d] = NULL;
+  }
+  (void)cudaGetLastError();
+  pthread_mutex_unlock(&g_lock);
 }

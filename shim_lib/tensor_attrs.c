@@ -1,4 +1,5 @@
 /* tensor_attrs.c: the attribute getters. */
+#include "shim_lib/allocator.h"
 #include "shim_lib/dtype.h"
 #include "shim_lib/tensor.h"
 
@@ -122,4 +123,21 @@ AOTITorchError aoti_torch_is_defined(AtenTensorHandle h, AOTRUN_SHIM_BOOL *ret) 
   if (!h) return aotrun_shim_fail("%s: tensor is NULL", fn);
   *ret = h->impl->storage != NULL;
   return AOTI_TORCH_SUCCESS;
+}
+
+/* Memory the shim allocated and frees with the last reference, through an
+ * allocator that outlives any graph: host, pinned, or device memory of the
+ * default allocator (not a graph pool's, not borrowed). */
+int aotrun_shim_tensor_owns_memory(AtenTensorHandle h) {
+  if (h == NULL || h->impl == NULL || h->impl->storage == NULL) return 0;
+  const aotrun_storage *s = h->impl->storage;
+  switch (s->kind) {
+    case AOTRUN_MEM_HOST:
+    case AOTRUN_MEM_PINNED: return 1;
+    case AOTRUN_MEM_DEVICE:
+      return s->allocator.alloc == aotrun_default_allocator()->alloc &&
+             s->allocator.free == aotrun_default_allocator()->free;
+    case AOTRUN_MEM_BORROWED: break;
+  }
+  return 0;
 }

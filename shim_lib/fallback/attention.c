@@ -158,6 +158,32 @@ typedef struct attn_outs {
   AtenTensorHandle *slots[9];
 } attn_outs;
 
+/* AOTInductor passes NULL for a result the model does not use (torch's
+ * generated shims write a result only `if (retN)`): such a slot gets a
+ * spare handle here, released before returning. */
+typedef struct spares {
+  AtenTensorHandle h[9];
+  int64_t i[2];
+} spares;
+
+static AtenTensorHandle *or_spare(AtenTensorHandle *slot, spares *s, int k) {
+  return slot != NULL ? slot : &s->h[k];
+}
+
+static int64_t *or_spare_int(int64_t *slot, spares *s, int k) {
+  return slot != NULL ? slot : &s->i[k];
+}
+
+/* Releases the results nobody asked for (stream-ordered: kernels still
+ * writing them finish before the memory is reused). */
+static AOTITorchError spares_release(spares *s, AOTITorchError err) {
+  for (int k = 0; k < 9; k++) {
+    aoti_torch_delete_tensor_object(s->h[k]); /* NULL-safe */
+    s->h[k] = NULL;
+  }
+  return err;
+}
+
 static AOTITorchError check_slot(const char *op, AtenTensorHandle *slot,
                                  const char *name, const char *what) {
   if (slot == NULL)
@@ -374,8 +400,39 @@ static AOTITorchError check_flash_inputs(attn_call *c, const char *op,
   return AOTI_TORCH_SUCCESS;
 }
 
+static AOTITorchError sdpa_flash(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask,
+    double *scale, AtenTensorHandle *ret0, AtenTensorHandle *ret1,
+    AtenTensorHandle *ret2, AtenTensorHandle *ret3, int64_t *ret4,
+    int64_t *ret5, AtenTensorHandle *ret6, AtenTensorHandle *ret7,
+    AtenTensorHandle *ret8);
+
 AOTRUN_SHIM_API AOTITorchError
 aoti_torch_cuda__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    double dropout_p, int32_t is_causal, int32_t return_debug_mask,
+    double *scale, AtenTensorHandle *ret0, AtenTensorHandle *ret1,
+    AtenTensorHandle *ret2, AtenTensorHandle *ret3, int64_t *ret4,
+    int64_t *ret5, AtenTensorHandle *ret6, AtenTensorHandle *ret7,
+    AtenTensorHandle *ret8) {
+  spares sp = {{NULL}, {0}};
+  ret0 = or_spare(ret0, &sp, 0);
+  ret1 = or_spare(ret1, &sp, 1);
+  ret2 = or_spare(ret2, &sp, 2);
+  ret3 = or_spare(ret3, &sp, 3);
+  ret6 = or_spare(ret6, &sp, 6);
+  ret7 = or_spare(ret7, &sp, 7);
+  ret8 = or_spare(ret8, &sp, 8);
+  ret4 = or_spare_int(ret4, &sp, 0);
+  ret5 = or_spare_int(ret5, &sp, 1);
+  return spares_release(&sp, sdpa_flash(query, key, value, dropout_p,
+                                        is_causal, return_debug_mask, scale,
+                                        ret0, ret1, ret2, ret3, ret4, ret5,
+                                        ret6, ret7, ret8));
+}
+
+static AOTITorchError sdpa_flash(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
     double dropout_p, int32_t is_causal, int32_t return_debug_mask,
     double *scale, AtenTensorHandle *ret0, AtenTensorHandle *ret1,
@@ -415,7 +472,7 @@ aoti_torch_cuda__scaled_dot_product_flash_attention(
   return AOTI_TORCH_SUCCESS;
 }
 
-AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__flash_attention_forward(
+static AOTITorchError flash_forward(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
     AtenTensorHandle *cum_seq_q, AtenTensorHandle *cum_seq_k, int64_t max_q,
     int64_t max_k, double dropout_p, int32_t is_causal,
@@ -509,8 +566,7 @@ static AOTITorchError efficient_common(attn_call *c, attn_outs *o, int causal,
   return run(c, &r);
 }
 
-AOTRUN_SHIM_API AOTITorchError
-aoti_torch_cuda__scaled_dot_product_efficient_attention(
+static AOTITorchError sdpa_efficient(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
     AtenTensorHandle *attn_bias, int32_t compute_log_sumexp,
     double dropout_p, int32_t is_causal, double *scale,
@@ -536,7 +592,7 @@ aoti_torch_cuda__scaled_dot_product_efficient_attention(
   return err;
 }
 
-AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+static AOTITorchError efficient_forward(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
     AtenTensorHandle *bias, AtenTensorHandle *cu_seqlens_q,
     AtenTensorHandle *cu_seqlens_k, int64_t *max_seqlen_q,
@@ -586,4 +642,60 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__efficient_attention_forward(
   *ret4 = c.L; /* meta: max_seqlen_q is M without cu_seqlens_q */
   *ret5 = max_seqlen_k ? *max_seqlen_k : c.S;
   return AOTI_TORCH_SUCCESS;
+}
+
+/* ---- the entry points: NULL result slots get spares (see spares) ---- */
+
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__flash_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle *cum_seq_q, AtenTensorHandle *cum_seq_k, int64_t max_q,
+    int64_t max_k, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double *scale, int64_t *window_size_left,
+    int64_t *window_size_right, AtenTensorHandle *seqused_k,
+    AtenTensorHandle *alibi_slopes, AtenTensorHandle *ret0,
+    AtenTensorHandle *ret1, AtenTensorHandle *ret2, AtenTensorHandle *ret3,
+    AtenTensorHandle *ret4) {
+  spares sp = {{NULL}, {0}};
+  return spares_release(
+      &sp, flash_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k,
+                         dropout_p, is_causal, return_debug_mask, scale,
+                         window_size_left, window_size_right, seqused_k,
+                         alibi_slopes, or_spare(ret0, &sp, 0),
+                         or_spare(ret1, &sp, 1), or_spare(ret2, &sp, 2),
+                         or_spare(ret3, &sp, 3), or_spare(ret4, &sp, 4)));
+}
+
+AOTRUN_SHIM_API AOTITorchError
+aoti_torch_cuda__scaled_dot_product_efficient_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle *attn_bias, int32_t compute_log_sumexp,
+    double dropout_p, int32_t is_causal, double *scale,
+    AtenTensorHandle *ret0, AtenTensorHandle *ret1, AtenTensorHandle *ret2,
+    AtenTensorHandle *ret3) {
+  spares sp = {{NULL}, {0}};
+  return spares_release(
+      &sp, sdpa_efficient(query, key, value, attn_bias, compute_log_sumexp,
+                          dropout_p, is_causal, scale, or_spare(ret0, &sp, 0),
+                          or_spare(ret1, &sp, 1), or_spare(ret2, &sp, 2),
+                          or_spare(ret3, &sp, 3)));
+}
+
+AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+    AtenTensorHandle *bias, AtenTensorHandle *cu_seqlens_q,
+    AtenTensorHandle *cu_seqlens_k, int64_t *max_seqlen_q,
+    int64_t *max_seqlen_k, double dropout_p, int64_t custom_mask_type,
+    int32_t compute_log_sumexp, double *scale, AtenTensorHandle *seqlen_k,
+    int64_t *window_size, AtenTensorHandle *ret0, AtenTensorHandle *ret1,
+    AtenTensorHandle *ret2, AtenTensorHandle *ret3, int64_t *ret4,
+    int64_t *ret5) {
+  spares sp = {{NULL}, {0}};
+  return spares_release(
+      &sp, efficient_forward(
+               query, key, value, bias, cu_seqlens_q, cu_seqlens_k,
+               max_seqlen_q, max_seqlen_k, dropout_p, custom_mask_type,
+               compute_log_sumexp, scale, seqlen_k, window_size,
+               or_spare(ret0, &sp, 0), or_spare(ret1, &sp, 1),
+               or_spare(ret2, &sp, 2), or_spare(ret3, &sp, 3),
+               or_spare_int(ret4, &sp, 0), or_spare_int(ret5, &sp, 1)));
 }

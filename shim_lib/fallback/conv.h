@@ -27,6 +27,7 @@
 #include <cudnn.h>
 
 #include "shim_lib/fallback/fallback_kernels.h"
+#include "shim_lib/fallback/fallback_temp.h"
 #include "shim_lib/fallback/fallback_tensor.h"
 
 #define AOTRUN_FB_CONV_MAX_RUN_DIMS 5 /* N, C and up to 3 spatial dims */
@@ -52,7 +53,38 @@ typedef struct aotrun_fb_conv {
   int64_t bias_stride;
   /* The result as returned (nd + 2 dims). */
   int64_t ret_ndim, ret_sizes[5], ret_strides[5];
+  /* What cuDNN computes: its output ("dx" of a transposed convolution;
+   * rd dims, dense in the result's format) and its padding. Equal to
+   * out_sizes / pad unless `windowed` (conv_transposed.c): then the
+   * result is the window of dx at dx_offset, zeros past dx's end. */
+  int windowed;
+  int64_t dx_sizes[5], dx_strides[5], dx_pad[3], dx_offset[3];
 } aotrun_fb_conv;
+
+/* One spatial dim of a transposed convolution as cuDNN runs it
+ * (conv_transposed.c). cudnnConvolutionBackwardData takes dx only as the
+ * exact forward input of dy: floor((dx + 2 pad - dk) / stride) + 1 must
+ * equal `in` (dk = dil * (k - 1) + 1). PyTorch's output size
+ * (in - 1) * stride - 2 pad + dk + out_pad meets that only while out_pad
+ * < stride (ATen leaves cuDNN otherwise: is_output_padding_big). A larger
+ * out_pad (allowed when it is below the dilation) runs with padding 0 on
+ * the full dx, (in - 1) * stride + dk, and the result is its window at
+ * offset `pad`, zeros past the end of dx. */
+typedef struct aotrun_fb_conv_tdim {
+  int64_t out;    /* the result's size (PyTorch's formula) */
+  int64_t dx;     /* dx's size as given to cuDNN */
+  int64_t pad;    /* cuDNN's padding */
+  int64_t offset; /* result[j] = dx[j + offset]; 0 where j + offset >= dx */
+} aotrun_fb_conv_tdim;
+
+AOTRUN_FB_HIDDEN void aotrun_fb_conv_transposed_dim(
+    int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dil,
+    int64_t out_pad, aotrun_fb_conv_tdim *d);
+
+/* Elements of the result taken from dx in spatial dim i of a windowed
+ * plan: min(out, dx - offset), at least 0. */
+AOTRUN_FB_HIDDEN int64_t aotrun_fb_conv_window_extent(const aotrun_fb_conv *c,
+                                                      int i);
 
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_args(
     const char *op, AtenTensorHandle input, AtenTensorHandle weight,
@@ -69,6 +101,12 @@ AOTRUN_FB_HIDDEN int aotrun_fb_is_channels_last_strides(const int64_t *sizes,
 AOTRUN_FB_HIDDEN void aotrun_fb_format_strides(const int64_t *sizes,
                                                int64_t ndim, int channels_last,
                                                int64_t *strides);
+
+/* Windowed plan: result y <- the window of dx (zeros past dx's end) on
+ * stream. */
+AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_window_copy(
+    const aotrun_fb_conv *c, const aotrun_fb_temps *temps, const void *dx,
+    void *y, cudaStream_t stream);
 
 /* Runs the planned convolution; *ret is the new result. */
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_run(const aotrun_fb_conv *c,
@@ -106,6 +144,11 @@ AOTRUN_FB_HIDDEN void aotrun_fb_conv_cache_store(const aotrun_fb_conv_key *key,
                                                  const aotrun_fb_conv_algo *algo);
 AOTRUN_FB_HIDDEN int aotrun_fb_conv_cache_size(void);
 AOTRUN_FB_HIDDEN void aotrun_fb_conv_cache_clear(void);
+/* Destroys the cuDNN handles of every thread and clears the algorithm
+ * cache (aotrun_shim_release_process_state): only while no convolution
+ * runs or is queued. cuDNN itself stays loaded: it is opened once per
+ * process and its own sub-libraries are not known to be unload-safe. */
+AOTRUN_FB_HIDDEN void aotrun_fb_conv_release_all(void);
 
 /* ---- cuDNN, opened at run time (cudnn_loader.c) ---- */
 

@@ -195,8 +195,8 @@ AOTITorchError aotrun_fb_conv_args(
         op, (long long)cout,
         aotrun_fb_shape_str(tb.sizes, tb.ndim, s1, sizeof s1));
 
-  /* Output spatial sizes. */
-  int64_t osz[3];
+  /* Output spatial sizes, and what cuDNN computes (conv.h). */
+  int64_t osz[3], dxsz[3], dxpad[3], dxoff[3];
   for (int i = 0; i < nd; i++) {
     int64_t in = ti.sizes[2 + i], k = tw.sizes[2 + i];
     if (k <= 0)
@@ -212,8 +212,13 @@ AOTITorchError aotrun_fb_conv_args(
             aotrun_fb_shape_str(ti.sizes, ti.ndim, s1, sizeof s1),
             aotrun_fb_shape_str(tw.sizes, tw.ndim, s2, sizeof s2));
       osz[i] = (in + 2 * pd[i] - dk) / st[i] + 1;
+      dxsz[i] = osz[i], dxpad[i] = pd[i], dxoff[i] = 0;
     } else {
-      osz[i] = (in - 1) * st[i] - 2 * pd[i] + dk + op_[i];
+      aotrun_fb_conv_tdim td;
+      aotrun_fb_conv_transposed_dim(in, k, st[i], pd[i], dl[i], op_[i], &td);
+      osz[i] = td.out, dxsz[i] = td.dx, dxpad[i] = td.pad;
+      dxoff[i] = td.offset;
+      c->windowed |= td.dx != td.out || td.offset != 0;
       if (osz[i] <= 0)
         return aotrun_shim_fail(
             "%s: the output size in spatial dim %d would be %lld (input %s, "
@@ -236,6 +241,8 @@ AOTITorchError aotrun_fb_conv_args(
     c->stride[0] = 1, c->pad[0] = 0, c->dil[0] = 1, c->out_pad[0] = 0;
     c->stride[1] = st[0], c->pad[1] = pd[0], c->dil[1] = dl[0];
     c->out_pad[1] = op_[0];
+    c->dx_pad[0] = 0, c->dx_offset[0] = 0;
+    c->dx_pad[1] = dxpad[0], c->dx_offset[1] = dxoff[0];
   } else {
     for (int64_t d = 0; d < ti.ndim; d++) {
       isz[d] = ti.sizes[d], istr[d] = ti.strides[d];
@@ -244,6 +251,7 @@ AOTITorchError aotrun_fb_conv_args(
     for (int i = 0; i < nd; i++) {
       c->stride[i] = st[i], c->pad[i] = pd[i], c->dil[i] = dl[i];
       c->out_pad[i] = op_[i];
+      c->dx_pad[i] = dxpad[i], c->dx_offset[i] = dxoff[i];
     }
   }
   c->channels_last =
@@ -258,14 +266,23 @@ AOTITorchError aotrun_fb_conv_args(
   c->w_data = tw.data;
   c->out_sizes[0] = ti.sizes[0];
   c->out_sizes[1] = cout;
+  c->dx_sizes[0] = ti.sizes[0];
+  c->dx_sizes[1] = cout;
   if (nd == 1) {
     c->out_sizes[2] = 1;
     c->out_sizes[3] = osz[0];
+    c->dx_sizes[2] = 1;
+    c->dx_sizes[3] = dxsz[0];
   } else {
-    for (int i = 0; i < nd; i++) c->out_sizes[2 + i] = osz[i];
+    for (int i = 0; i < nd; i++) {
+      c->out_sizes[2 + i] = osz[i];
+      c->dx_sizes[2 + i] = dxsz[i];
+    }
   }
   aotrun_fb_format_strides(c->out_sizes, c->rd, c->channels_last,
                            c->out_strides);
+  aotrun_fb_format_strides(c->dx_sizes, c->rd, c->channels_last,
+                           c->dx_strides);
   if (c->has_bias) {
     c->bias_data = tb.data;
     c->bias_stride = tb.strides[0];

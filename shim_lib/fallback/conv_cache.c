@@ -28,11 +28,11 @@ void aotrun_fb_conv_key_of(const aotrun_fb_conv *c, int64_t alignment,
   for (int d = 0; d < c->rd; d++) {
     key->in[d] = c->in_sizes[d];
     key->w[d] = c->w_sizes[d];
-    key->out[d] = c->out_sizes[d];
+    key->out[d] = c->dx_sizes[d]; /* what cuDNN runs */
   }
   for (int i = 0; i < c->rd - 2; i++) {
     key->stride[i] = c->stride[i];
-    key->pad[i] = c->pad[i];
+    key->pad[i] = c->dx_pad[i];
     key->dil[i] = c->dil[i];
   }
 }

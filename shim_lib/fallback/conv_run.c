@@ -13,20 +13,20 @@
 #include "shim_lib/fallback/conv.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/fallback_temp.h"
+#include "shim_lib/fallback/thread_blocks.h"
 
 #define MAX_DEVICES 64
 /* Most scratch memory the first call of a shape lets cudnnFind* use. */
 #define SEARCH_WORKSPACE_LIMIT ((size_t)1 << 30)
 #define MAX_CANDIDATES 16
 
-/* ---- cuDNN handles: one per (thread, device), destroyed at thread exit.
- * cuDNN handles must not be used by two threads at once. ---- */
+/* ---- cuDNN handles: one per (thread, device), destroyed at thread exit
+ * or by aotrun_fb_conv_release_all (thread_blocks.h). cuDNN handles must
+ * not be used by two threads at once. ---- */
 
+/* The loaded cuDNN (set before the first handle exists; cuDNN stays
+ * loaded for the process, see aotrun_fb_conv_release_all). */
 static const aotrun_fb_cudnn_api *handles_api;
-static _Thread_local cudnnHandle_t *tls_handles;
-static pthread_key_t handles_key;
-static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
-static int handles_key_ok;
 
 static void destroy_handles(void *p) {
   cudnnHandle_t *handles = (cudnnHandle_t *)p;
@@ -37,12 +37,11 @@ static void destroy_handles(void *p) {
     if (cudaSetDevice(d) == cudaSuccess) handles_api->cudnnDestroy(handles[d]);
   }
   if (have_previous) cudaSetDevice(previous);
-  free(handles);
 }
 
-static void make_key(void) {
-  handles_key_ok = pthread_key_create(&handles_key, destroy_handles) == 0;
-}
+static aotrun_fb_thread_blocks g_dnn = AOTRUN_FB_THREAD_BLOCKS_INIT(
+    MAX_DEVICES * sizeof(cudnnHandle_t), destroy_handles);
+static _Thread_local aotrun_fb_thread_ticket *tls_dnn;
 
 static AOTITorchError thread_handle(const char *op,
                                     const aotrun_fb_cudnn_api *api,
@@ -50,25 +49,26 @@ static AOTITorchError thread_handle(const char *op,
   if (device < 0 || device >= MAX_DEVICES)
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
                             (int)device, MAX_DEVICES - 1);
-  if (tls_handles == NULL) {
-    pthread_once(&handles_once, make_key);
-    tls_handles = calloc(MAX_DEVICES, sizeof *tls_handles);
-    if (tls_handles == NULL)
-      return aotrun_shim_fail("%s: out of host memory for the cuDNN handles",
-                              op);
-    if (handles_key_ok) pthread_setspecific(handles_key, tls_handles);
-  }
   handles_api = api;
-  if (tls_handles[device] == NULL) {
-    cudnnStatus_t st = api->cudnnCreate(&tls_handles[device]);
+  cudnnHandle_t *handles = aotrun_fb_thread_block(&g_dnn, &tls_dnn);
+  if (handles == NULL)
+    return aotrun_shim_fail("%s: out of host memory for the cuDNN handles",
+                            op);
+  if (handles[device] == NULL) {
+    cudnnStatus_t st = api->cudnnCreate(&handles[device]);
     if (st != CUDNN_STATUS_SUCCESS) {
-      tls_handles[device] = NULL;
+      handles[device] = NULL;
       return aotrun_shim_fail("%s: cudnnCreate on cuda:%d failed: %s", op,
                               (int)device, api->cudnnGetErrorString(st));
     }
   }
-  *out = tls_handles[device];
+  *out = handles[device];
   return AOTI_TORCH_SUCCESS;
+}
+
+void aotrun_fb_conv_release_all(void) {
+  aotrun_fb_thread_blocks_release(&g_dnn);
+  aotrun_fb_conv_cache_clear();
 }
 
 /* ---- helpers ---- */
@@ -105,14 +105,20 @@ static int64_t alignment_of(const void *p) {
 }
 
 static const char *describe(const aotrun_fb_conv *c, char *buf, size_t cap) {
-  char si[96], sw[96], so[96], dt[24];
-  snprintf(buf, cap, "%s%dd %s, input %s, weight %s, output %s, groups %lld%s",
+  char si[96], sw[96], so[96], sx[96], dt[24];
+  snprintf(buf, cap,
+           "%s%dd %s, input %s, weight %s, output %s%s%s%s, groups %lld%s",
            c->transposed ? "transposed " : "", c->nd,
            aotrun_fb_dtype_name(c->dtype, dt),
            aotrun_fb_shape_str(c->in_sizes, c->rd, si, sizeof si),
            aotrun_fb_shape_str(c->w_sizes, c->rd, sw, sizeof sw),
            aotrun_fb_shape_str(c->out_sizes, c->rd, so, sizeof so),
-           (long long)c->groups, c->channels_last ? ", channels-last" : "");
+           c->windowed ? " (a window of cuDNN's dx " : "",
+           c->windowed
+               ? aotrun_fb_shape_str(c->dx_sizes, c->rd, sx, sizeof sx)
+               : "",
+           c->windowed ? ")" : "", (long long)c->groups,
+           c->channels_last ? ", channels-last" : "");
   return buf;
 }
 
@@ -386,8 +392,8 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
   int idims[5], istr[5], wdims[5], odims[5], ostr[5];
   int pad[3], str[3], dil[3];
   if (!to_ints(c->in_sizes, rd, idims) || !to_ints(in_want, rd, istr) ||
-      !to_ints(c->w_sizes, rd, wdims) || !to_ints(c->out_sizes, rd, odims) ||
-      !to_ints(c->out_strides, rd, ostr) || !to_ints(c->pad, sd, pad) ||
+      !to_ints(c->w_sizes, rd, wdims) || !to_ints(c->dx_sizes, rd, odims) ||
+      !to_ints(c->dx_strides, rd, ostr) || !to_ints(c->dx_pad, sd, pad) ||
       !to_ints(c->stride, sd, str) || !to_ints(c->dil, sd, dil))
     return aotrun_shim_fail(
         "%s: a size, stride or parameter does not fit cuDNN's 32-bit "
@@ -401,6 +407,14 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
     err = dense_operand(c, temps, "the weight into cuDNN's layout", c->w_data,
                         c->w_sizes, c->w_strides, w_want, stream, &w);
   if (err) return err;
+  /* A windowed plan: cuDNN writes the full dx into scratch (conv.h). */
+  void *result = y;
+  if (c->windowed) {
+    int overflow = 0;
+    int64_t n = aotrun_fb_numel(c->dx_sizes, rd, &overflow);
+    err = aotrun_fb_temp_alloc(temps, c->dtype, 1, &n, &y);
+    if (err) return err;
+  }
 
   descs d;
   memset(&d, 0, sizeof d);
@@ -460,6 +474,11 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
             (cudnnConvolutionBwdDataAlgo_t)algo.algo, ws, algo.workspace,
             zero, d.y, y),
         "cudnnConvolutionBackwardData");
+  if (c->windowed) {
+    err = aotrun_fb_conv_window_copy(c, temps, y, result, stream);
+    if (err) goto done;
+    y = result;
+  }
 
   if (c->has_bias) {
     int64_t cout = c->out_sizes[1];

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "shim_lib/fallback/thread_blocks.h"
+
 /* cuBLAS recommends 32 MiB of workspace on Hopper (4 MiB elsewhere). */
 #define AOTRUN_FB_CUBLAS_WORKSPACE ((size_t)32 << 20)
 #define AOTRUN_FB_MAX_DEVICES 64
@@ -25,18 +27,13 @@ static int stream_capturing(cudaStream_t stream) {
 }
 
 /* ---- handles: one per (thread, device); cuBLAS handles are not safe to
- * share between threads. They live on the heap so the pthread key
- * destructor can release them when the thread exits. ---- */
+ * share between threads. A thread's block of them is freed at its exit or
+ * by aotrun_fb_cublas_release_all (thread_blocks.h). ---- */
 
 typedef struct thread_blas {
   cublasHandle_t h;
   cublasLtHandle_t lt;
 } thread_blas;
-
-static _Thread_local thread_blas *tls_handles;
-static pthread_key_t handles_key;
-static pthread_once_t handles_once = PTHREAD_ONCE_INIT;
-static int handles_key_ok;
 
 static void destroy_handles(void *p) {
   thread_blas *handles = (thread_blas *)p;
@@ -49,21 +46,14 @@ static void destroy_handles(void *p) {
     if (handles[d].lt) cublasLtDestroy(handles[d].lt);
   }
   if (have_previous) cudaSetDevice(previous);
-  free(handles);
 }
 
-static void make_key(void) {
-  handles_key_ok = pthread_key_create(&handles_key, destroy_handles) == 0;
-}
+static aotrun_fb_thread_blocks g_blas = AOTRUN_FB_THREAD_BLOCKS_INIT(
+    AOTRUN_FB_MAX_DEVICES * sizeof(thread_blas), destroy_handles);
+static _Thread_local aotrun_fb_thread_ticket *tls_blas;
 
 static thread_blas *thread_handles(void) {
-  if (tls_handles != NULL) return tls_handles;
-  pthread_once(&handles_once, make_key);
-  thread_blas *handles = calloc(AOTRUN_FB_MAX_DEVICES, sizeof *handles);
-  if (handles == NULL) return NULL;
-  if (handles_key_ok) pthread_setspecific(handles_key, handles);
-  tls_handles = handles;
-  return handles;
+  return aotrun_fb_thread_block(&g_blas, &tls_blas);
 }
 
 static AOTITorchError thread_handle(const char *op, int32_t device,
@@ -121,7 +111,7 @@ static AOTITorchError thread_lt_handle(const char *op, int32_t device,
  * one stream runs in order, so GEMMs from several threads on the same
  * stream never use a workspace at the same time, while GEMMs on different
  * streams (several methods run by one thread) each get their own. Allocated
- * once with cudaMalloc and kept for the process's life. ---- */
+ * once with cudaMalloc and kept until aotrun_fb_cublas_release_all. ---- */
 
 typedef struct workspace {
   int32_t device;
@@ -230,4 +220,31 @@ AOTITorchError aotrun_fb_device_enter(const char *op, int32_t device,
 void aotrun_fb_device_leave(aotrun_fb_device_scope *scope) {
   if (scope->changed) cudaSetDevice(scope->previous);
   scope->changed = 0;
+}
+
+void aotrun_fb_cublas_release_all(void) {
+  /* Handles first: a handle may still point at a workspace. */
+  aotrun_fb_thread_blocks_release(&g_blas);
+  pthread_mutex_lock(&ws_lock);
+  int previous = 0;
+  int have_previous = cudaGetDevice(&previous) == cudaSuccess;
+  for (int i = 0; i < ws_count; i++) {
+    if (cudaSetDevice(ws_table[i].device) == cudaSuccess)
+      (void)cudaFree(ws_table[i].ptr); /* waits for the GEMMs using it */
+  }
+  ws_count = 0;
+  if (have_previous) cudaSetDevice(previous);
+  (void)cudaGetLastError();
+  pthread_mutex_unlock(&ws_lock);
+}
+
+size_t aotrun_fb_cublas_threads(void) {
+  return aotrun_fb_thread_blocks_count(&g_blas);
+}
+
+int aotrun_fb_cublas_workspaces(void) {
+  pthread_mutex_lock(&ws_lock);
+  int n = ws_count;
+  pthread_mutex_unlock(&ws_lock);
+  return n;
 }

@@ -47,4 +47,12 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_device_enter(
     const char *op, int32_t device, aotrun_fb_device_scope *scope);
 AOTRUN_FB_HIDDEN void aotrun_fb_device_leave(aotrun_fb_device_scope *scope);
 
+/* Destroys the cuBLAS / cuBLASLt handles of every thread and frees every
+ * stream's workspace (aotrun_shim_release_process_state): only while no
+ * GEMM runs or is queued in any thread. The next GEMM makes them again. */
+AOTRUN_FB_HIDDEN void aotrun_fb_cublas_release_all(void);
+/* Threads holding handles, and workspaces held (tests). */
+AOTRUN_FB_HIDDEN size_t aotrun_fb_cublas_threads(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_cublas_workspaces(void);
+
 #endif /* AOTRUN_FALLBACK_CUBLAS_HANDLE_H */

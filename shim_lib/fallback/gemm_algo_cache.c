@@ -75,3 +75,11 @@ uint64_t aotrun_fb_algo_cache_hits(void) {
   pthread_mutex_unlock(&g_lock);
   return n;
 }
+
+void aotrun_fb_algo_cache_clear(void) {
+  pthread_mutex_lock(&g_lock);
+  memset(g_slots, 0, sizeof g_slots);
+  g_size = 0;
+  g_hits = 0;
+  pthread_mutex_unlock(&g_lock);
+}

@@ -36,5 +36,7 @@ AOTRUN_FB_HIDDEN void aotrun_fb_algo_cache_put(const aotrun_fb_algo_key *key,
 /* Entries cached, and lookups answered from the cache (for tests). */
 AOTRUN_FB_HIDDEN int aotrun_fb_algo_cache_size(void);
 AOTRUN_FB_HIDDEN uint64_t aotrun_fb_algo_cache_hits(void);
+/* Forgets every entry (aotrun_shim_release_process_state). */
+AOTRUN_FB_HIDDEN void aotrun_fb_algo_cache_clear(void);
 
 #endif /* AOTRUN_FALLBACK_GEMM_ALGO_CACHE_H */

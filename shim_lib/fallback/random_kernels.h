@@ -46,8 +46,8 @@
 extern "C" {
 #endif
 
-/* One per CUDA device, in device memory, kept for the process's life
- * (captured graphs hold its address). */
+/* One per CUDA device, in device memory, kept until
+ * aotrun_shim_release_process_state (captured graphs hold its address). */
 typedef struct aotrun_fb_rng_state {
   uint64_t seed;   /* Philox key */
   uint64_t offset; /* next free Philox block (advanced by the kernels) */

@@ -162,3 +162,19 @@ AOTRUN_SHIM_API AOTITorchError aotrun_shim_random_fail_next_seed(
   pthread_mutex_unlock(&g_lock);
   return AOTI_TORCH_SUCCESS;
 }
+
+void aotrun_fb_random_release(void) {
+  pthread_mutex_lock(&g_lock);
+  for (int32_t d = 0; d < AOTRUN_FB_RANDOM_MAX_DEVICES; d++) {
+    if (g_state[d] == NULL) continue;
+    aotrun_fb_device_scope scope;
+    if (aotrun_fb_device_enter("aotrun_shim_release_process_state", d,
+                               &scope) == AOTI_TORCH_SUCCESS) {
+      (void)cudaFree(g_state[d]); /* waits for the kernels using it */
+      aotrun_fb_device_leave(&scope);
+    }
+    g_state[d] = NULL;
+  }
+  (void)cudaGetLastError();
+  pthread_mutex_unlock(&g_lock);
+}

@@ -65,4 +65,10 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_random_pick_seed(
     const char *op, int has_fixed, uint64_t fixed, uint64_t *seed,
     const char **source);
 
+/* Frees every device's state (aotrun_shim_release_process_state): the next
+ * random op seeds its device again, as in a new process (a seed fixed by
+ * aotrun_shim_random_set_seed is kept: the sequence starts over). Only
+ * while no random op runs or is queued. */
+AOTRUN_FB_HIDDEN void aotrun_fb_random_release(void);
+
 #endif /* AOTRUN_FALLBACK_RANDOM_STATE_H */

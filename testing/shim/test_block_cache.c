@@ -16,10 +16,10 @@ static char g_mem[64]; /* distinct addresses to stand in for blocks */
 static void *const S1 = (void *)0x1000, *const S2 = (void *)0x2000;
 
 static int g_released;
-static void count_release(void *ctx, void *ptr, void *stream) {
+static void count_release(void *ctx, int device, void *ptr) {
   (void)ctx;
+  (void)device;
   (void)ptr;
-  (void)stream;
   g_released++;
 }
 
