@@ -20,7 +20,8 @@ from ._program import BenchResult, Method, Program, TensorInfo, find_plugin
 from ._tensor import Tensor
 from .errors import (AccessFailedError, ClosedError, Error, InternalError,
                      InvalidArgumentError, NotFoundError, NotSupportedError,
-                     OutOfMemoryError, VersionMismatchError)
+                     OutOfMemoryError, OutputTooSmallError,
+                     VersionMismatchError)
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ __all__ = [
     "ABI_VERSION", "AccessFailedError", "BenchResult", "ClosedError",
     "ENV_LIBRARY", "Error", "InternalError", "InvalidArgumentError",
     "Method", "NotFoundError", "NotSupportedError", "OutOfMemoryError",
+    "OutputTooSmallError",
     "Program", "Tensor", "TensorInfo", "VersionMismatchError",
     "find_plugin", "host_library", "library_candidates", "live_exports",
     "open",

@@ -8,19 +8,20 @@ from ctypes import (POINTER, Structure, c_char_p, c_int, c_int32, c_int64,
                     c_size_t, c_uint32, c_void_p)
 
 from . import errors
-from ._dlpack import DLDataType, DLTensor
+from ._dlpack import DLDataType, DLManagedTensor, DLTensor
 
 LIBRARY_NAME = "libaotrun_host.so"
 ENV_LIBRARY = "AOTRUN_HOST_LIBRARY"
 
 ABI_VERSION_MAJOR = 1
-ABI_VERSION_MINOR = 0
+ABI_VERSION_MINOR = 1  # the aotrun_plugin.h this binding mirrors
 ABI_VERSION = (ABI_VERSION_MAJOR << 16) | ABI_VERSION_MINOR
 MAX_DIMS = 16
 DYNAMIC_DIM = -1
 IO_INPUT, IO_OUTPUT = 0, 1
 OPTION_BOOL, OPTION_INT, OPTION_STRING = 1, 2, 3
 LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = 0, 1, 2, 3
+EXECUTE_ASYNC = 1
 
 
 class KeyValue(Structure):
@@ -45,6 +46,50 @@ class IoInfo(Structure):
         ("dtype", DLDataType),
         ("shape", c_int64 * MAX_DIMS),
     ]
+
+
+class ExecuteArgs(Structure):
+    """aotrun_execute_args (ABI 1.1)."""
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("inputs", POINTER(DLTensor)),
+        ("num_inputs", c_size_t),
+        ("outputs", POINTER(DLTensor)),
+        ("num_outputs", c_size_t),
+        ("stream", c_void_p),
+        ("managed_outputs", POINTER(POINTER(DLManagedTensor))),
+        ("too_small_output", c_int64),
+        ("needed_ndim", c_int32),
+        ("reserved_", c_int32),
+        ("needed_shape", c_int64 * MAX_DIMS),
+    ]
+
+
+# aotrun_backend_api through ABI 1.1, every function pointer as void*: the
+# binding only reads struct_size and whether a member is set (it calls the
+# plugin through the host library). Members of 1.0 first, then of 1.1.
+BACKEND_API_MEMBERS_1_0 = (
+    "get_name", "is_available", "init", "execute", "destroy", "set_option",
+    "get_option", "get_num_io", "get_io_info", "last_error")
+BACKEND_API_MEMBERS_1_1 = (
+    "get_extension", "backend_data", "is_available_ex", "init_ex",
+    "set_backend_option", "get_backend_option", "get_info",
+    "get_device_count", "get_device_info", "can_run", "execute_ex",
+    "synchronize", "deinit")
+
+
+class BackendApi(Structure):
+    _fields_ = [("abi_version", c_uint32), ("struct_size", c_uint32)] + [
+        (name, c_void_p)
+        for name in BACKEND_API_MEMBERS_1_0 + BACKEND_API_MEMBERS_1_1]
+
+    def can(self, member):
+        """AOTRUN_TABLE_CAN: struct_size covers the member's last byte and
+        it is set."""
+        field = getattr(BackendApi, member)
+        return (field.offset + field.size <= self.struct_size and
+                getattr(self, member) is not None)
 
 
 GET_NAMED_DATA = ctypes.CFUNCTYPE(c_int32, c_void_p, c_char_p,
@@ -72,7 +117,7 @@ _S = c_int32   # aotrun_status
 _PROTOTYPES = {
     "aotrun_host_last_error": (c_char_p, []),
     "aotrun_registry_create": (_S, [POINTER(_P)]),
-    "aotrun_registry_destroy": (None, [_P]),
+    "aotrun_registry_destroy": (_S, [_P]),
     "aotrun_registry_load": (_S, [_P, c_char_p, POINTER(_P)]),
     "aotrun_registry_count": (c_size_t, [_P]),
     "aotrun_registry_at": (_P, [_P, c_size_t]),
@@ -104,6 +149,9 @@ _PROTOTYPES = {
 }
 # Newer than the first host library: used only when present.
 _OPTIONAL = {
+    "aotrun_backend_table": (POINTER(BackendApi), [_P]),
+    "aotrun_host_method_execute_ex": (_S, [_P, POINTER(ExecuteArgs)]),
+    "aotrun_host_method_synchronize": (_S, [_P]),
     "aotrun_backend_get_option": (_S, [_P, c_char_p, POINTER(Option)]),
     "aotrun_host_method_get_option": (_S, [_P, c_char_p, POINTER(Option)]),
 }

@@ -12,6 +12,7 @@ import warnings
 from ctypes import byref, c_int32, c_size_t, c_void_p
 
 from . import _dlpack as dl
+from . import _execute
 from . import _lib
 from . import _tensor
 from . import errors
@@ -155,6 +156,12 @@ class _Call:
         self.backings = []      # per output: (obj, raw, data address)
         self.out_infos = []
         self.devices = set()    # CUDA device ids used
+        self.stream = None      # the caller's stream handle (int) or None
+        self.use_ex = False     # through execute_ex (ABI 1.1)
+        self.managed_idx = []   # outputs the backend allocates
+        self.managed = None     # their DLManagedTensor* array
+        self.device = None      # where the binding allocates outputs
+        self.from_out = False   # outputs are the caller's out= tensors
 
     def reset_shapes(self):
         for arr, cap in zip(self.shapes, self.capacity):
@@ -273,7 +280,10 @@ class Method:
                     bound.setdefault(mshape[d], int(t.shape[d]))
         return bound, max_numel
 
-    def _output_shape(self, i, info, bound, max_numel, lenient=False):
+    def _output_shape(self, i, info, bound, max_numel, lenient=False,
+                      backend_sized=False):
+        """The shape to allocate for output i; with `backend_sized`, None
+        when a dim is data-dependent (the backend allocates it)."""
         declared = self._manifest.get("outputs") or []
         m = declared[i] if i < len(declared) and \
             isinstance(declared[i], dict) else {}
@@ -283,6 +293,8 @@ class Method:
             v = dim if isinstance(dim, int) else None
             if v is None and d < len(mshape):
                 v = _eval_dim(mshape[d], bound)
+            if (v is None or v < 0) and backend_sized:
+                return None
             if v is None or v < 0:
                 v = max_numel if max_numel > 0 else None
             if v is None and lenient:
@@ -295,8 +307,14 @@ class Method:
             shape.append(v)
         return shape
 
-    def _prepare(self, inputs, out, device):
+    def _prepare(self, inputs, out, device, stream=None):
         call = _Call()
+        call.stream = _execute.stream_handle(stream)
+        # execute_ex when the backend has it (ABI 1.1: backend-allocated
+        # outputs, the needed shape of a too-small output) or a stream
+        # asks for it (the host library refuses what a 1.0 execute cannot).
+        call.use_ex = call.stream is not None or _execute.backend_can(
+            self._host, self._handle, "execute_ex")
         n_in, n_out = len(self.inputs), len(self.outputs)
         imported = []
         for i, x in enumerate(inputs):
@@ -328,6 +346,7 @@ class Method:
         call.out_infos = self.outputs
         if out is not None:
             out = list(out)
+            call.from_out = True
             if len(out) != n_out:
                 raise errors.InvalidArgumentError(
                     "method '%s' has %d output(s), out= has %d"
@@ -370,46 +389,105 @@ class Method:
         else:
             dev = (kDLCPU, 0)
         bound, max_numel = self._bind(imported)
+        call.device = dev
+        # A backend with execute_ex allocates data-dependent outputs.
+        backend_sized = call.use_ex
         for i, info in enumerate(self.outputs):
             cap = self._output_shape(i, info, bound, max_numel,
-                                     lenient=len(imported) != n_in)
-            try:
-                obj, data = _tensor.allocate(info.dtype, cap, dev)
-            except (RuntimeError, ValueError, TypeError) as e:
-                raise errors.InvalidArgumentError(
-                    "output %d (%s): %s" % (i, info.name, e)) from e
-            shape_arr = (ctypes.c_int64 * max(len(cap), 1))(*cap)
-            t = DLTensor()
-            t.data = data
-            t.device = dl.DLDevice(*dev)
-            t.ndim = len(cap)
-            t.dtype = dl.make_dtype(info.dtype)
-            t.shape = shape_arr
-            t.strides = None
-            t.byte_offset = 0
-            call.outputs[i] = t
-            call.shapes.append(shape_arr)
-            call.capacity.append(cap)
-            raw = obj if isinstance(obj, _tensor._Raw) else None
-            call.backings.append((None if raw else obj, raw, data))
+                                     lenient=len(imported) != n_in,
+                                     backend_sized=backend_sized)
+            if cap is None:
+                self._managed_output(call, i, info)
+            else:
+                self._allocate_output(call, i, info, cap)
+        if call.managed_idx:
+            call.managed = (ctypes.POINTER(dl.DLManagedTensor) *
+                            max(n_out, 1))()
         if dev[0] in (kDLCUDA, kDLCUDAManaged):
             call.devices.add(dev[1])
         return call
+
+    @staticmethod
+    def _set_output(call, i, t, shape_arr, cap, backing):
+        """Output i's DLTensor, shape array, capacity and backing."""
+        call.outputs[i] = t
+        for lst, value in ((call.shapes, shape_arr), (call.capacity, cap),
+                           (call.backings, backing)):
+            if i < len(lst):
+                lst[i] = value
+            else:
+                lst.append(value)
+
+    def _allocate_output(self, call, i, info, cap):
+        """Output i allocated by the binding with shape `cap`."""
+        dev = call.device
+        try:
+            obj, data = _tensor.allocate(info.dtype, cap, dev)
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise errors.InvalidArgumentError(
+                "output %d (%s): %s" % (i, info.name, e)) from e
+        shape_arr = (ctypes.c_int64 * max(len(cap), 1))(*cap)
+        t = DLTensor()
+        t.data = data
+        t.device = dl.DLDevice(*dev)
+        t.ndim = len(cap)
+        t.dtype = dl.make_dtype(info.dtype)
+        t.shape = shape_arr
+        t.strides = None
+        t.byte_offset = 0
+        raw = obj if isinstance(obj, _tensor._Raw) else None
+        self._set_output(call, i, t, shape_arr, list(cap),
+                         (None if raw else obj, raw, data))
+
+    def _managed_output(self, call, i, info):
+        """Output i left to the backend (data NULL): a data-dependent
+        size that execute_ex allocates."""
+        shape_arr = (ctypes.c_int64 * max(info.ndim, 1))()
+        t = DLTensor()
+        t.device = dl.DLDevice(*call.device)
+        t.ndim = info.ndim
+        t.dtype = dl.make_dtype(info.dtype)
+        t.shape = shape_arr
+        self._set_output(call, i, t, shape_arr, [0] * info.ndim,
+                         (None, None, None))
+        call.managed_idx.append(i)
 
     def _execute(self, call):
         # Called with self._lock held.
         self._check_open()
         call.reset_shapes()
-        if call.devices:
+        if call.devices and call.stream is None:
+            # (A caller stream orders the work itself.)
             _sync_devices(sorted(call.devices))
-        status = self._host.lib.aotrun_host_method_execute(
-            self._handle, call.inputs, call.num_inputs, call.outputs,
-            call.num_outputs)
-        self._host.check(status)
+        if not call.use_ex:
+            status = self._host.lib.aotrun_host_method_execute(
+                self._handle, call.inputs, call.num_inputs, call.outputs,
+                call.num_outputs)
+            self._host.check(status)
+            return
+        try:
+            _execute.execute_ex(self._host, self._handle, call)
+        except errors.OutputTooSmallError as e:
+            # An output the binding allocated gets the shape the backend
+            # needs, and the call runs once more; out= tensors are the
+            # caller's to resize.
+            i = e.output
+            if i is None or call.from_out or i in call.managed_idx:
+                raise
+            self._allocate_output(call, i, call.out_infos[i],
+                                  list(e.needed_shape))
+            call.reset_shapes()
+            _execute.execute_ex(self._host, self._handle, call)
 
     def _results(self, call):
         results = []
         for i in range(call.num_outputs):
+            if i in call.managed_idx:
+                t = _execute.take_managed(call, i, self._program._keeper)
+                if call.device[0] == kDLCPU:  # outputs asked on the host
+                    t = _execute.to_host(t)
+                results.append(t)
+                continue
             t = call.outputs[i]
             shape = [int(call.shapes[i][d]) for d in range(t.ndim)]
             obj, raw, data = call.backings[i]
@@ -421,26 +499,40 @@ class Method:
                                           data=data))
         return tuple(results)
 
-    def run(self, *inputs, out=None, device=None):
+    def run(self, *inputs, out=None, device=None, stream=None):
         """Runs the method once on `inputs` (DLPack tensors, no copies) and
-        returns a tuple with one aotrun.Tensor per output.
+        returns a tuple with one aotrun.Tensor per output. An output of
+        data-dependent size (a manifest symbol no input binds) is allocated
+        by a backend with execute_ex (ABI 1.1): its Tensor owns the
+        backend's memory and hands it on through DLPack; the backend's
+        deleter runs when the Tensor and every consumer are gone.
 
         out: optional list of preallocated, writable, contiguous output
           tensors (one per output, declared dtype and rank; dynamic dims at
           least as large as needed); the results are views of them.
         device: where outputs are allocated when out is None: "cpu",
           "cuda", "cuda:N" (default: the first input's device).
+        stream: the device stream to run on (ABI 1.1 execute_ex): an int
+          handle (cudaStream_t), or an object with ``__cuda_stream__`` or
+          ``.cuda_stream`` (torch.cuda.Stream). The work is ordered after
+          what was queued on it before the call; the binding then does not
+          synchronise the inputs' devices. A backend that cannot take a
+          stream raises NotSupportedError.
         """
         self._check_open()
-        call = self._prepare(inputs, out, device)
+        call = self._prepare(inputs, out, device, stream)
         with self._lock:
-            self._execute(call)
-        return self._results(call)
+            try:
+                self._execute(call)
+            except BaseException:
+                _execute.release_managed(call)
+                raise
+            return self._results(call)
 
     __call__ = run
 
     def bench(self, *inputs, iterations=100, warmup=10, out=None,
-              device=None):
+              device=None, stream=None):
         """Times `iterations` calls after `warmup` untimed ones, with the
         inputs imported and the outputs allocated once. Returns a
         BenchResult (seconds per call, wall clock, each call complete)."""
@@ -448,16 +540,21 @@ class Method:
             raise errors.InvalidArgumentError(
                 "bench: iterations must be >= 1 and warmup >= 0")
         self._check_open()
-        call = self._prepare(inputs, out, device)
+        call = self._prepare(inputs, out, device, stream)
         times = []
         clock = time.perf_counter
         with self._lock:
-            for _ in range(warmup):
-                self._execute(call)
-            for _ in range(iterations):
-                t0 = clock()
-                self._execute(call)
-                times.append(clock() - t0)
+            try:
+                for _ in range(warmup):
+                    self._execute(call)
+                    _execute.release_managed(call)
+                for _ in range(iterations):
+                    t0 = clock()
+                    self._execute(call)
+                    times.append(clock() - t0)
+                    _execute.release_managed(call)  # not timed
+            finally:
+                _execute.release_managed(call)
         return BenchResult(self.name, times, warmup)
 
     def swap_backend(self, backend):
@@ -548,6 +645,41 @@ def find_plugin(backend, host_library=None):
     return None
 
 
+class _RegistryKeeper:
+    """Destroys the registry (unloading the plugins) once the Program is
+    closed AND every backend-allocated output is freed: their deleters are
+    plugin code. Counted explicitly, because the garbage collector may
+    finalise the objects of a cycle in any order."""
+
+    def __init__(self, host, registry):
+        self._host, self._registry = host, registry
+        self._lock = threading.Lock()
+        self._users = 0        # live backend-allocated outputs
+        self._closed = False
+
+    def acquire(self):
+        with self._lock:
+            self._users += 1
+        return self
+
+    def release(self):
+        with self._lock:
+            self._users -= 1
+        self._destroy_if_unused()
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+        self._destroy_if_unused()
+
+    def _destroy_if_unused(self):
+        with self._lock:
+            if not self._closed or self._users or self._registry is None:
+                return
+            registry, self._registry = self._registry, None
+        self._host.lib.aotrun_registry_destroy(registry)
+
+
 class Program:
     """An aotrun program directory opened on one backend.
 
@@ -583,6 +715,7 @@ class Program:
         self.path = os.fspath(path)
         self._host = _lib.load(host_library)
         self._registry = None
+        self._keeper = None
         self._dir = None
         self._backend = None
         self._methods = {}
@@ -606,6 +739,7 @@ class Program:
         reg = c_void_p()
         h.check(h.lib.aotrun_registry_create(byref(reg)))
         self._registry = reg
+        self._keeper = _RegistryKeeper(h, reg)
         paths = [plugin] if isinstance(plugin, (str, os.PathLike)) else \
             list(plugin or [])
         if not paths and backend:
@@ -776,16 +910,18 @@ class Program:
     def outputs(self, method="forward"):
         return self.method(method).outputs
 
-    def run(self, method, *inputs, out=None, device=None):
-        """Method(method).run(*inputs, out=out, device=device)."""
-        return self.method(method).run(*inputs, out=out, device=device)
+    def run(self, method, *inputs, out=None, device=None, stream=None):
+        """Method(method).run(*inputs, out=out, device=device,
+        stream=stream)."""
+        return self.method(method).run(*inputs, out=out, device=device,
+                                       stream=stream)
 
     def bench(self, method, *inputs, iterations=100, warmup=10, out=None,
-              device=None):
+              device=None, stream=None):
         """Method(method).bench(...): a BenchResult."""
         return self.method(method).bench(*inputs, iterations=iterations,
                                          warmup=warmup, out=out,
-                                         device=device)
+                                         device=device, stream=stream)
 
     # -- backend-wide options --
 
@@ -829,9 +965,12 @@ class Program:
             if self._dir is not None:
                 lib.aotrun_program_dir_close(self._dir)
                 self._dir = None
-            if self._registry is not None:
-                lib.aotrun_registry_destroy(self._registry)
-                self._registry = None
+            # The plugins are unloaded now, or when the last output they
+            # allocated is freed.
+            if self._keeper is not None:
+                self._keeper.close()
+                self._keeper = None
+            self._registry = None
             self._backend = None
 
     def __enter__(self):

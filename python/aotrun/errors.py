@@ -14,6 +14,7 @@ ERR_ACCESS_FAILED = 4
 ERR_OUT_OF_MEMORY = 5
 ERR_INTERNAL = 6
 ERR_VERSION_MISMATCH = 7
+ERR_OUTPUT_TOO_SMALL = 8
 
 STATUS_NAMES = {
     OK: "ok",
@@ -24,6 +25,7 @@ STATUS_NAMES = {
     ERR_OUT_OF_MEMORY: "out of memory",
     ERR_INTERNAL: "internal error",
     ERR_VERSION_MISMATCH: "ABI version mismatch",
+    ERR_OUTPUT_TOO_SMALL: "output buffer too small",
 }
 
 
@@ -87,6 +89,17 @@ class VersionMismatchError(Error):
     status = ERR_VERSION_MISMATCH
 
 
+class OutputTooSmallError(InvalidArgumentError):
+    """AOTRUN_ERR_OUTPUT_TOO_SMALL (ABI 1.1): an output buffer (an out=
+    tensor) cannot hold the result. ``output`` is its index and
+    ``needed_shape`` the shape it needs (None when the backend did not
+    say). A subclass of InvalidArgumentError, which a 1.0 backend raises
+    for the same mistake."""
+    status = ERR_OUTPUT_TOO_SMALL
+    output = None
+    needed_shape = None
+
+
 class ClosedError(Error, ValueError):
     """The program or method was closed (like I/O on a closed file)."""
     status = ERR_INVALID_ARGUMENT
@@ -100,6 +113,7 @@ _BY_STATUS = {
     ERR_OUT_OF_MEMORY: OutOfMemoryError,
     ERR_INTERNAL: InternalError,
     ERR_VERSION_MISMATCH: VersionMismatchError,
+    ERR_OUTPUT_TOO_SMALL: OutputTooSmallError,
 }
 
 

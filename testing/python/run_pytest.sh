@@ -14,6 +14,7 @@ VENV=${AOTRUN_PYTHON_VENV:-$ROOT/.venv-python}
 mkdir -p .bazel-links
 bazel build -c fastbuild //install:libaotrun_host.so \
   //testing/plugins:libaotrun_cpu_ref.so //testing/plugins:libminimal_plugin.so \
+  //testing/plugins:libaotrun_echo.so //testing/python:abi_layout_dump \
   //testing/example_program >/tmp/aotrun-python-build.log 2>&1 ||
   { tail -n 20 /tmp/aotrun-python-build.log; echo "run_pytest: bazel build failed"; exit 1; }
 export AOTRUN_BAZEL_BIN=$(bazel info -c fastbuild bazel-bin 2>/dev/null)

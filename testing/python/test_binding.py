@@ -295,10 +295,12 @@ def test_out_errors(prog):
         prog.run("forward", x, out=[np.zeros((2, 3), np.float64), c])
     assert str(e.value).endswith(
         "output 0 (y) has dtype float32, the caller's tensor has float64")
-    with pytest.raises(aotrun.InvalidArgumentError) as e:
+    with pytest.raises(aotrun.OutputTooSmallError) as e:
         prog.run("forward", x, out=[np.zeros((1, 3), np.float32), c])
-    assert "output 0 (y) has size 2 in dim 0, the caller's tensor has room " \
-           "for 1" in str(e.value)
+    assert isinstance(e.value, aotrun.InvalidArgumentError)
+    assert "output 0 (y) needs shape [2, 3], more than the caller's buffer " \
+           "holds" in str(e.value)
+    assert e.value.output == 0 and e.value.needed_shape == (2, 3)
     with pytest.raises(aotrun.InvalidArgumentError) as e:
         prog.run("forward", x, out=[np.zeros((2, 3), np.float32)])
     assert "has 2 output(s), out= has 1" in str(e.value)
@@ -317,7 +319,7 @@ def test_dtype_error(prog):
     err = e.value
     assert isinstance(err, aotrun.Error) and isinstance(err, ValueError)
     assert err.status == 1 and err.status_name == "invalid argument"
-    assert err.message == ("backend 'cpu_ref': execute failed (invalid "
+    assert err.message == ("backend 'cpu_ref': execute_ex failed (invalid "
                            "argument): input 0 (x) has dtype float64, "
                            "expected float32")
     assert str(err) == err.message
