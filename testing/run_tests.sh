@@ -8,13 +8,16 @@
 #           (default 15) each; one target = one test
 #   asan    every Bazel test under --config=asan (ASan + LeakSanitizer)
 #   ubsan   every Bazel test under --config=ubsan
+#   valgrind  the loader's and host library's CMocka tests under valgrind
+#           (--config=valgrind: memcheck, definite leaks fail), except those
+#           tagged no_valgrind (they load cuBLAS: minutes under valgrind)
 #   tsan    the Bazel tests tagged "concurrency" under --config=tsan
 # Usage:
 #   testing/run_tests.sh               all steps (what CI runs)
 #   testing/run_tests.sh --quick       plain and pytest only (local runs)
 #   testing/run_tests.sh STEP...       the named steps, e.g. "plain asan"
 #   AOTRUN_BAZEL_CONFIG=asan testing/run_tests.sh   one Bazel config only
-#                                      (asan, ubsan, tsan or valgrind)
+#                                      (asan, ubsan, valgrind or tsan)
 #   AOTRUN_BAZEL_FLAGS="--disk_cache=DIR"  extra flags for every bazel build
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +29,11 @@ fuzz_seconds=${AOTRUN_FUZZ_SECONDS:-15}
 # Step logs of this run (private: other runs on the machine keep theirs).
 logs=$(mktemp -d "${TMPDIR:-/tmp}/aotrun-tests.XXXXXX")
 
-all_steps=(plain pytest fuzz asan ubsan tsan)
+# valgrind right after plain: it runs plain's binaries (no rebuild), which
+# the sanitizer steps replace in the shared output directory.
+all_steps=(plain valgrind pytest fuzz asan ubsan tsan)
+# The valgrind step's tests (see the loader's BUILD for no_valgrind).
+valgrind_query='kind("cc_test", //testing/loader/... + //testing/host/...) - attr(tags, "no_valgrind", //testing/...)'
 steps=("${all_steps[@]}")
 if [ "${1:-}" = --quick ]; then
   steps=(plain pytest)
@@ -136,11 +143,15 @@ for step in "${steps[@]}"; do
     plain) bazel_step plain "" 'tests(//...)' //... ;;
     pytest) pytest_step ;;
     fuzz) fuzz_step ;;
-    asan|ubsan|valgrind) bazel_step "$step" "$step" 'tests(//...)' //... ;;
+    asan|ubsan) bazel_step "$step" "$step" 'tests(//...)' //... ;;
+    valgrind)
+      # shellcheck disable=SC2046
+      bazel_step valgrind valgrind "$valgrind_query" --build_tests_only \
+        $(bazel query "$valgrind_query" 2>/dev/null) ;;
     tsan)
       bazel_step tsan tsan 'attr(tags, "concurrency", tests(//...))' \
         --build_tests_only --test_tag_filters=concurrency //... ;;
-    *) echo "run_tests: unknown step '$step' (one of: ${all_steps[*]} valgrind)"
+    *) echo "run_tests: unknown step '$step' (one of: ${all_steps[*]})"
        F=$((F + 1)) ;;
   esac
 done

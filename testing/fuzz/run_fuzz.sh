@@ -4,7 +4,7 @@
 # testing/run_tests.sh runs every target for 15 s (AOTRUN_FUZZ_SECONDS).
 #   testing/fuzz/run_fuzz.sh [TARGET|all|list] [SECONDS]   (defaults: all, 60)
 # TARGET is one of: manifest safetensors fqn npy st_file elf inputs plugin_abi
-# kernel_arch.
+# kernel_arch shim_binding cli.
 # plugin_abi also needs Bazel (it loads the Bazel-built shim and fixture
 # model; extra Bazel flags: AOTRUN_BAZEL_FLAGS). Each target runs for
 # SECONDS on a scratch copy of testing/fuzz/corpus_TARGET/ (the checked-in
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-all}
 secs=${2:-60}
-all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi kernel_arch"
+all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi kernel_arch shim_binding cli"
 if [ "$target" = list ]; then echo "$all_targets"; exit 0; fi
 command -v clang >/dev/null || { echo "run_fuzz: clang is not installed"; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
@@ -39,11 +39,18 @@ sources_for() {
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     elf) echo aot_loader/elf_check.c aot_loader/aotrun_error.c ;;
     plugin_abi) echo plugin_api/abi_layout.c plugin_api/backend_info.c \
+      plugin_api/backend_identity.c plugin_api/backend_list.c \
+      plugin_api/backend_option_buf.c \
       plugin_api/backend_loader.c plugin_api/backend_registry.c \
+      plugin_api/backend_unload.c \
       plugin_api/host_logger.c plugin_api/host_method.c \
+      plugin_api/host_execute_ex.c \
       plugin_api/program_dir.c plugin_api/host_error.c plugin_api/host_file.c \
       testing/backend/program_fixture.c ;;
     kernel_arch) echo aot_loader/kernel_arch.c aot_loader/aotrun_error.c ;;
+    shim_binding) echo aot_loader/shim_binding.c aot_loader/aotrun_error.c ;;
+    cli) echo plugin_api/cli_options.c plugin_api/cli_text.c \
+      plugin_api/host_error.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
        return 1 ;;
   esac
@@ -68,7 +75,9 @@ prepare_plugin_abi() {
   export AOTRUN_FUZZ_PLUGIN="$out/libaotrun_cpu_ref.so"
   clang "${CFLAGS[@]}" -fsanitize=fuzzer-no-link -fPIC -shared \
     -fvisibility=hidden -Wl,--version-script=plugin_api/plugin.lds \
-    -Wl,-z,nodelete testing/plugins/cpu_ref_plugin.c aot_loader/*.c \
+    -Wl,-z,nodelete testing/plugins/cpu_ref_plugin.c \
+    testing/plugins/cpu_ref_execute_ex.c testing/plugins/cpu_ref_identity.c \
+    aot_loader/*.c \
     -lcjson -ldl -lpthread -lm -o "$AOTRUN_FUZZ_PLUGIN"
 }
 
@@ -84,10 +93,14 @@ run_one() {
   local dict=()
   [ -f "testing/fuzz/$t.dict" ] && dict=(-dict="testing/fuzz/$t.dict")
   [ "$t" = st_file ] && dict=(-dict=testing/fuzz/safetensors.dict)
+  # cli: every refused command line prints a line on stderr; close the
+  # target's stderr (libFuzzer and sanitizer reports keep theirs).
+  local quiet=()
+  [ "$t" = cli ] && quiet=(-close_fd_mask=2)
   echo "run_fuzz: $t for ${secs}s"
   # shellcheck disable=SC2086
   "$out/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=5 \
-    -print_final_stats=1 "${dict[@]}" ${FUZZ_FLAGS:-} "$corpus"
+    -print_final_stats=1 "${dict[@]}" "${quiet[@]}" ${FUZZ_FLAGS:-} "$corpus"
 }
 
 if [ "$target" = all ]; then

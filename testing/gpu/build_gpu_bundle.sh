@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds (here, on the CPU machine) everything the GPU check runs and copies
 # it into .gpu/ (git-ignored; `carry` it to the GPU machine):
-#   .gpu/bin    aotrun, aotrun_gpu_check, GPU test and benchmark binaries
+#   .gpu/bin    aotrun, aotrun_gpu_check, aotrun_gpu_faults,
+#               aotrun_gpu_unload_check, GPU test and benchmark binaries,
+#               and beside aotrun the example programs `aotrun demo` runs:
+#               example_program/ (the CPU fixture model) and
+#               example_program_cuda/ (the fixture built with -DFIXTURE_CUDA)
 #   .gpu/lib    libaotrun_shim.so, libaotrun_cuda.so, libaotrun_cpu_ref.so,
 #               libaotrun_host.so (for python/, testing/gpu/test_python_binding.py),
 #               and the Debian libraries the GPU machine lacks (cmocka, cJSON)
@@ -16,12 +20,19 @@ targets=(
   //backend_cuda:libaotrun_cuda.so
   //testing/plugins:libaotrun_cpu_ref.so
   //testing/backend:aotrun_gpu_check
+  //testing/backend:aotrun_gpu_unload_check
+  //testing/backend:aotrun_stream_check
+  //testing/backend:aotrun_gpu_faults
+  //testing/backend:aotrun_gpu_identity_check
+  //testing/backend:test_staged_upload_cuda
   //testing/shim:test_shim_cuda
   //testing/shim:bench_alloc
   //testing/fallback:test_fallback_cuda
   //testing/fallback:test_attention_args
   //testing/fallback:bench_gemm
   //testing/gpu:launch_floor
+  //testing/example_program
+  //testing/example_program:example_program_cuda
 )
 # --symlink_prefix=/: leave the workspace's convenience links alone.
 "${BAZEL[@]}" build -c opt --dynamic_mode=off --symlink_prefix=/ "${targets[@]}"
@@ -30,10 +41,21 @@ rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
 copy() { cp -L "$1" "$2" && chmod u+w "$2/$(basename "$1")"; }
 copy "$bin/plugin_api/aotrun" .gpu/bin
 copy "$bin/testing/backend/aotrun_gpu_check" .gpu/bin
+copy "$bin/testing/backend/aotrun_gpu_unload_check" .gpu/bin
+copy "$bin/testing/backend/aotrun_stream_check" .gpu/bin
+copy "$bin/testing/backend/aotrun_gpu_faults" .gpu/bin
+copy "$bin/testing/backend/aotrun_gpu_identity_check" .gpu/bin
 for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
+         testing/backend/test_staged_upload_cuda \
          testing/fallback/test_fallback_cuda testing/fallback/test_attention_args \
          testing/fallback/bench_gemm testing/gpu/launch_floor; do
   copy "$bin/$t" .gpu/bin
+done
+# The demo's example programs, where `aotrun demo` looks: beside aotrun.
+mkdir -p .gpu/bin/example_program .gpu/bin/example_program_cuda
+for f in manifest.json weights.safetensors forward.so; do
+  copy "$bin/testing/example_program/$f" .gpu/bin/example_program
+  copy "$bin/testing/example_program/example_program_cuda/$f" .gpu/bin/example_program_cuda
 done
 copy "$bin/shim_lib/libaotrun_shim.so" .gpu/lib
 copy "$bin/install/libaotrun_host.so" .gpu/lib   # the Python binding's

@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import models  # noqa: E402
+import st_io  # noqa: E402
 from aotrun_export import export_program  # noqa: E402
 
 
@@ -40,6 +41,10 @@ def _np(v):
     if isinstance(v, torch.Tensor):
         return v.detach().cpu().numpy()
     return np.asarray(v)
+
+
+def _is_bf16(v):
+    return isinstance(v, torch.Tensor) and v.dtype == torch.bfloat16
 
 
 def _flat(out):
@@ -68,8 +73,14 @@ def write_reference(case_dir, module, methods, calls, stateful):
         os.makedirs(os.path.join(case_dir, exp_dir), exist_ok=True)
         ins = []
         for i, a in enumerate(args):
-            p = f"{in_dir}/in{i}.npy"
-            np.save(os.path.join(case_dir, p), _np(a))
+            # .npy has no bfloat16: such inputs go through the CLI's
+            # .safetensors input (keyed by the input's index).
+            if _is_bf16(a):
+                p = f"{in_dir}/in{i}.safetensors"
+                st_io.save(os.path.join(case_dir, p), {str(i): a})
+            else:
+                p = f"{in_dir}/in{i}.npy"
+                np.save(os.path.join(case_dir, p), _np(a))
             ins.append(p)
         per_call = []
         with torch.no_grad():
@@ -77,11 +88,18 @@ def write_reference(case_dir, module, methods, calls, stateful):
                 outs = []
                 for j, o in enumerate(_flat(bound(*args))):
                     p = f"{exp_dir}/call{k}_out{j}.npy"
-                    np.save(os.path.join(case_dir, p), _np(o))
+                    # bfloat16 expected values widened to float32 (exact).
+                    np.save(os.path.join(case_dir, p),
+                            _np(o.float() if _is_bf16(o) else o))
                     outs.append(p)
+                    if _is_bf16(o):
+                        info.setdefault("_bf16_outputs", True)
                 per_call.append(outs)
         info[name] = {"inputs": ins, "expected": per_call}
-    return {"stateful": stateful, "calls": calls, "methods": info}
+    # Any bfloat16 output: aotrun writes outputs.safetensors (run_suite.py).
+    st_out = bool(info.pop("_bf16_outputs", False))
+    return {"stateful": stateful, "calls": calls, "methods": info,
+            "output_format": "safetensors" if st_out else "npy"}
 
 
 def run_case(case, out_dir, args, log):
@@ -94,8 +112,9 @@ def run_case(case, out_dir, args, log):
     was = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(det or was)
     try:
-        ref = write_reference(case_dir, module, methods, args.calls,
-                              case.stateful)
+        with models.eager_sdpa(case):
+            ref = write_reference(case_dir, module, methods, args.calls,
+                                  case.stateful)
     finally:
         torch.use_deterministic_algorithms(was)
     dyn = case.dynamic_shapes() if case.dynamic_shapes else None
@@ -104,13 +123,20 @@ def run_case(case, out_dir, args, log):
                               triton_gemm=args.triton_gemm,
                               shim_exports=args.shim_exports,
                               keep_packages=args.keep_packages,
-                              deterministic=det, log=log)
+                              deterministic=det,
+                              attention_math=case.extra.get("attention_math"),
+                              inductor_configs=case.extra.get(
+                                  "inductor_configs"),
+                              log=log)
     ref["export_seconds"] = round(time.time() - t0, 1)
     ref["notes"] = {m: e.get("notes", []) for m, e in manifest["methods"].items()}
     ref["imports"] = {m: e.get("aoti_torch_imports", [])
                       for m, e in manifest["methods"].items()}
     if "tolerance" in case.extra:   # {"atol": .., "rtol": ..} for run_suite
         ref["tolerance"] = case.extra["tolerance"]
+    if case.extra.get("compare") == "distribution":   # run_suite's comparator
+        ref["compare"] = {k: case.extra[k] for k in
+                          ("compare", "tv_max", "mean_atol", "std_rtol")}
     with open(os.path.join(case_dir, "case.json"), "w") as f:
         json.dump(ref, f, indent=1)
     return ref

@@ -72,6 +72,29 @@ class TransformerBlock(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
+class NoisyPolicy(nn.Module):
+    """A policy head that samples: a discrete action by Gumbel-max over its
+    logits (rand_like -> -log(-log u) -> argmax) and a continuous action
+    mu + sigma * randn_like. The same observation row is repeated, so every
+    row draws from one distribution (checked by distribution, not value)."""
+
+    def __init__(self, d=32, hidden=64, actions=8):
+        super().__init__()
+        self.body = nn.Linear(d, hidden)
+        self.logits = nn.Linear(hidden, actions)
+        self.mu = nn.Linear(hidden, actions)
+        self.log_sigma = nn.Parameter(torch.linspace(-1.0, 0.5, actions))
+
+    def forward(self, obs):
+        h = torch.tanh(self.body(obs))
+        logits = self.logits(h)
+        u = torch.rand_like(logits).clamp(1e-12, 1.0 - 1e-7)
+        action = torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
+        mu = self.mu(h)
+        cont = mu + torch.randn_like(mu) * self.log_sigma.exp()
+        return action, cont
+
+
 class Float64Model(nn.Module):
     def __init__(self):
         super().__init__()
@@ -158,6 +181,19 @@ def _dyn4d_shapes():
     c = torch.export.Dim("c", min=2, max=16)
     h = torch.export.Dim("h", min=2, max=16)
     return {"forward": {"x": {1: c, 2: h}}}
+
+
+class BF16MLP(nn.Module):
+    """The MLP in bfloat16, taking and returning bfloat16 (and a float32
+    sum), run from the CLI with .safetensors inputs and outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = MLP().to(torch.bfloat16)
+
+    def forward(self, x):
+        y = self.mlp(x)
+        return y, y.float().sum(-1)
 
 
 # ---- models that need the index / scatter / sort fallback ops (issue 9) ----
@@ -372,6 +408,42 @@ def _cond_cpu(device):
     return m, {"forward": (m.forward, (torch.randn(2, 4, device=device),))}
 
 
+def _transformer_t2048(device):
+    """A transformer block at T=2048 (d 512, 8 heads of 64) in bfloat16."""
+    _seed()
+    m = TransformerBlock(d=512, heads=8).to(device).to(torch.bfloat16)
+    x = torch.randn(2, 2048, 512, device=device, dtype=torch.bfloat16)
+    return m, {"forward": (m.forward, (x,))}
+
+
+def _policy(device):
+    _seed()
+    m = NoisyPolicy().to(device)
+    obs = torch.randn(1, 32, device=device).expand(4096, 32).contiguous()
+    return m, {"forward": (m.forward, (obs,))}
+
+
+# bfloat16 end to end: eager's flash kernel and aotrun's differ in rounding.
+_T2048_TOL = {"atol": 6e-2, "rtol": 5e-2}
+# Sampled outputs: compared by distribution (run_suite.py, "distribution"):
+# the histogram of an integer output (total variation distance), mean and
+# std of a float output, against eager's draws; plus aotrun's own reruns
+# with AOTRUN_SEED (same seed: identical, other seed: different).
+_DIST = {"compare": "distribution", "tv_max": 0.05, "mean_atol": 0.05,
+         "std_rtol": 0.05}
+
+
+def eager_sdpa(case):
+    """The SDPA backend eager runs a case with (its reference outputs and
+    run_suite's eager timing): the math decomposition where the case
+    exports it (extra "eager_sdpa": "math"), torch's default otherwise."""
+    import contextlib
+    if case.extra.get("eager_sdpa") != "math":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel(SDPBackend.MATH)
+
+
 def _mlp_dynamic():
     batch = torch.export.Dim("batch", min=1, max=1024)
     return {"forward": {"x": {0: batch}}}
@@ -383,6 +455,21 @@ CASES = [
          notes="convolution: aoti_torch_cuda_convolution (cuDNN)"),
     Case("transformer", _plain(TransformerBlock, 2, 8, 32),
          notes="SDPA exported with the math backend"),
+    Case("transformer_t2048_fused", _transformer_t2048,
+         notes="bfloat16 T=2048: SDPA on the fused attention shim",
+         extra={"attention_math": False, "tolerance": _T2048_TOL,
+                "eager_sdpa": "default"}),
+    Case("transformer_t2048_math", _transformer_t2048,
+         notes="bfloat16 T=2048: SDPA as bmm + softmax (attention_math=True)",
+         extra={"attention_math": True, "tolerance": _T2048_TOL,
+                "eager_sdpa": "math"}),
+    Case("policy_sample", _policy,
+         notes="rand_like/randn_like in Inductor's Triton Philox, seeded by "
+               "randint_low_out (inductor_seeds)", extra=dict(_DIST)),
+    Case("policy_sample_fallback", _policy,
+         notes="the same with Inductor's fallback_random: rand and randn "
+               "through the shim", extra=dict(_DIST, inductor_configs={
+                   "fallback_random": True})),
     Case("float64", _plain(Float64Model, 3, 8, dtype=torch.float64)),
     Case("counter", _plain(Counter, 2, 4), stateful=True),
     Case("two_methods", _two_methods),
@@ -394,6 +481,9 @@ CASES = [
          notes="dynamic dims 1 and 2: CUDA graph replay shape check"),
     Case("moe_bf16", _moe, notes="topk, nonzero, index, index_add in bfloat16",
          extra={"tolerance": {"atol": 3e-2, "rtol": 3e-2}}),
+    Case("bf16_io", _plain(BF16MLP, 4, 16, dtype=torch.bfloat16),
+         notes="bfloat16 in and out through the CLI (.safetensors I/O)",
+         extra={"tolerance": {"atol": 2e-2, "rtol": 2e-2}}),
     Case("gnn", _gnn, notes="scatter_reduce amax/mean, expanded index"),
     Case("masked_update", _masked_update,
          notes="mask index + masked index_put_out"),

@@ -4,16 +4,24 @@
 #   2. runs the GPU unit tests and micro-benchmarks (shim, fallback ops),
 #   3. runs every exported method through aotrun (no graph and CUDA graphs)
 #      and compares each call with eager PyTorch (testing/gpu/run_suite.py),
-#   4. checks the CUDA graph contract (replay, shape refusal, retry),
+#   4. checks the CUDA graph contract (replay, shape refusal, retry) and
+#      execute_ex (caller streams, async, managed outputs),
+#      the fault sweep (aotrun_gpu_faults on mlp: every fault point failed,
+#      free device memory before/after; docs/reliability.md),
 #   5. times aotrun against eager PyTorch.
 # Binaries come from testing/gpu/build_gpu_bundle.sh (built on the CPU
 # machine, carried as .gpu/). Results: $OUT/results.md, $OUT/results.json,
 # $OUT/logs.tgz.
 #   device run: bash testing/gpu/run_gpu_check.sh      (carry: [".gpu"])
-# AOTRUN_GPU_PARTS picks parts (default all: unit,ops,passes,bench,e2e), to
-# split the check over calls of at most 10 minutes each. Part "python" (not
+# AOTRUN_GPU_PARTS picks parts (default all: unit,demo,ops,passes,bench,e2e),
+# to split the check over calls of at most 10 minutes each. Part "demo"
+# runs `aotrun demo` from the bundle (testing/gpu/check_demo.sh: the CUDA
+# example matches the CPU run, latency without and with CUDA graphs),
+# counted with the unit tests. Part "python" (not
 # in the default) runs the Python binding against eager PyTorch
-# (testing/gpu/test_python_binding.py), counted with the unit tests.
+# (testing/gpu/test_python_binding.py), counted with the unit tests; part
+# "coexist" (not in the default either) runs aotrun and torch in one process
+# (testing/gpu/test_torch_coexist.py, issue 15), counted likewise.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -28,7 +36,7 @@ CUDNN_LIB=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.
 export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64${CUDNN_LIB:+:$CUDNN_LIB}:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 ONLY=${AOTRUN_GPU_ONLY:-}
-PARTS=",${AOTRUN_GPU_PARTS:-unit,ops,passes,bench,e2e},"
+PARTS=",${AOTRUN_GPU_PARTS:-unit,demo,ops,passes,bench,e2e},"
 part() { case "$PARTS" in *",$1,"*) return 0 ;; esac; return 1; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$W/logs/gpu.txt"
@@ -43,7 +51,8 @@ export_pid=$!; }
 
 # 2. GPU unit tests (CMocka) and micro-benchmarks.
 unit_pass=0; unit_fail=0
-part unit && for t in test_shim_cuda test_fallback_cuda test_attention_args; do
+part unit && for t in test_shim_cuda test_fallback_cuda test_attention_args \
+                     test_staged_upload_cuda; do
   timeout 300 "$B/bin/$t" > "$W/logs/$t.log" 2>&1; rc=$?
   n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$W/logs/$t.log" | tail -1)
   m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$W/logs/$t.log" | tail -1)
@@ -51,6 +60,14 @@ part unit && for t in test_shim_cuda test_fallback_cuda test_attention_args; do
   [ "$rc" -ne 0 ] && [ -z "$m" ] && unit_fail=$((unit_fail + 1))
   echo "$t: rc $rc, passed ${n:-0}, failed ${m:-0}"
 done
+# 2a. `aotrun demo` with the bundle's example programs (seconds).
+if part demo; then
+timeout 120 bash testing/gpu/check_demo.sh "$B" "$W/logs/demo.log" > "$W/logs/demo.out" 2>&1
+r=$(sed -n 's/^demo: \([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/demo.out" | tail -1)
+[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+grep -E '^(cuda example|output 0 |latency|FAIL|aotrun:)' "$W/logs/demo.out"
+echo "demo: ${r:-no summary line} (passed failed)"
+fi
 # 2b. Fallback ops against eager PyTorch (ctypes harness, testing/gpu/ops).
 # (pytest-timeout: a hung kernel fails its test instead of the whole run.)
 if part ops; then
@@ -86,6 +103,16 @@ r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/python_
 echo "python binding: ${r:-no summary line} (passed failed)"
 grep -E '^(FAIL|SKIP) ' "$W/logs/python_binding.log" | head -n 30
 fi
+# 2e. aotrun and torch in one process (libtorch local, then global);
+# opt-in: AOTRUN_GPU_PARTS=coexist.
+if part coexist; then
+timeout 540 python3 testing/gpu/test_torch_coexist.py --lib "$B/lib" --work "$W/coexist" \
+  > "$W/logs/torch_coexist.log" 2>&1
+r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/torch_coexist.log" | tail -1)
+[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+echo "torch coexistence: ${r:-no summary line} (passed failed)"
+grep -E '^(FAIL|SKIP) ' "$W/logs/torch_coexist.log" | head -n 30
+fi
 [ -n "$export_pid" ] && wait "$export_pid"
 if part bench; then
 "$B/bin/bench_alloc" 20000 > "$W/logs/bench_alloc.log" 2>&1
@@ -105,10 +132,23 @@ echo "export: rc $(cat "$W/logs/export.rc")"; tail -n 15 "$W/logs/export.log"
 # 3-5. End to end, graph contract, benchmarks.
 python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
   --calls 6 --results "$OUT/results.json" \
-  --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter}" \
+  --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter,transformer_t2048_fused,transformer_t2048_math}" \
   > "$W/logs/run_suite.out" 2>&1
 suite_rc=$?
 cp "$W/run_suite.log" "$W/logs/" 2>/dev/null
+# 3a. The suite under compute-sanitizer (memcheck, racecheck, initcheck,
+# synccheck); opt-in: AOTRUN_GPU_PARTS=...,sanitize (AOTRUN_GPU_SANITIZE
+# picks the cases). Counted with the unit tests.
+if part sanitize; then
+timeout 560 python3 testing/gpu/sanitize.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
+  ${AOTRUN_GPU_SANITIZE:+--cases "$AOTRUN_GPU_SANITIZE"} --results "$OUT/sanitize.json" \
+  > "$W/logs/sanitize.out" 2>&1
+cp "$W/sanitize.log" "$W/logs/" 2>/dev/null
+r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/sanitize.out" | tail -1)
+[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+grep -E '^(PASS|FAIL|SKIP)' "$W/logs/sanitize.out" | head -n 60
+echo "compute-sanitizer: ${r:-no summary line} (passed failed)"
+fi
 
 python3 - "$OUT/results.json" "$W" "$unit_pass" "$unit_fail" > "$OUT/results.md" <<'PY'
 import json, sys
@@ -130,7 +170,18 @@ for r in res["e2e"]:
     print(f"| {r['case']} | {r['method']} | {r['mode']} | {'ok' if r['ok'] else 'FAIL'} | "
           f"{'%.3g' % ma if ma is not None else '-'} | {'%.3g' % mr if mr is not None else '-'} | "
           f"{'; '.join(r.get('problems', []))[:200]} |")
-print("\n## CUDA graph contract (aotrun_gpu_check)\n")
+dist = [r for r in res["e2e"] if "distribution" in r or "seed" in r]
+if dist:
+    print("\n## Sampled outputs (distribution vs eager; AOTRUN_SEED reruns)\n")
+    print("| case | mode | result | per output: tv or mean/std (eager) | same seed identical | other seed differs |\n| --- | --- | --- | --- | --- | --- |")
+    for r in dist:
+        st = "; ".join(f"tv {d['tv']:.4f}" if "tv" in d else
+                       f"{d['mean']:.4g}/{d['std']:.4g} ({d['eager_mean']:.4g}/{d['eager_std']:.4g})"
+                       for d in r.get("distribution", []))
+        sd = r.get("seed", {})
+        print(f"| {r['case']} | {r['mode']} | {'ok' if r['ok'] else 'FAIL'} | {st} | "
+              f"{sd.get('same_seed_identical', '-')} | {sd.get('other_seed_differs', '-')} |")
+print("\n## CUDA graph contract (aotrun_gpu_check) and execute_ex streams / managed outputs (aotrun_stream_check)\n")
 for c in res["checks"]:
     print(f"- {c['check']} on {c['case']}: {'ok' if c['ok'] else 'FAIL'}  ")
     for l in c["lines"]:
@@ -142,6 +193,13 @@ f = lambda v: "%.1f" % v if isinstance(v, (int, float)) else "-"
 for b in res["bench"]:
     print(f"| {b['case']} | {f(b.get('aotrun_nograph'))} | {f(b.get('aotrun_graph'))} | "
           f"{f(b.get('eager_host_io'))} | {f(b.get('eager_device'))} | {f(b.get('torch_aoti_device'))} |")
+print("\n## GPU time and device memory\n")
+print("aotrun: GPU time per call (CUDA events, p50) and the process's peak device use (cudaMemGetInfo sampled while `aotrun bench` runs: CUDA context + weights + the shim pool's high-water mark). eager: the caching allocator's peak over one device call above inputs and weights, and its peak reserved bytes (no CUDA context).\n")
+print("| case | aotrun GPU us (no graph) | aotrun GPU us (graph) | aotrun MiB (no graph) | aotrun MiB (graph) | eager peak alloc MiB | eager peak reserved MiB |\n| --- | --- | --- | --- | --- | --- | --- |")
+for b in res["bench"]:
+    print(f"| {b['case']} | {f(b.get('aotrun_nograph_gpu_us'))} | {f(b.get('aotrun_graph_gpu_us'))} | "
+          f"{f(b.get('aotrun_nograph_device_mib'))} | {f(b.get('aotrun_graph_device_mib'))} | "
+          f"{f(b.get('eager_peak_alloc_mib'))} | {f(b.get('eager_peak_reserved_mib'))} |")
 PY
 tail -n 40 "$W/logs/run_suite.out"
 # The generated wrapper sources (how each model calls the shims), for review.

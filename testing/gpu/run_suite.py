@@ -9,7 +9,8 @@ Per case and method, two modes through `aotrun run --calls K`:
   graph    --option enable_cuda_graph_for_method=<every method>
 and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
 same-byte-count reshape refused (dyn4d), capture failure retried without a
-graph (mask_index, item). Benchmarks: aotrun bench with and without graphs
+graph (mask_index, item); and, through aotrun_gpu_unload_check, the CUDA
+backend loaded, run and unloaded 100 times (mlp). Benchmarks: aotrun bench with and without graphs
 versus eager PyTorch (inputs and outputs in host memory for both, so the
 copies are counted on both sides) and eager on device tensors.
 Prints a table last; writes everything to --results.
@@ -30,6 +31,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import compare  # noqa: E402
+import distribution  # noqa: E402
+import st_io  # noqa: E402
 
 
 def sh(cmd, log, timeout=300, env=None):
@@ -45,19 +48,33 @@ def sh(cmd, log, timeout=300, env=None):
     return rc, out
 
 
-def compare_calls(suite, case, method, minfo, actual_dir, calls, atol, rtol):
+def _actual(call_dir, j, st):
+    """Output j of one call: out<j>.npy, or (st) the j-th tensor of
+    outputs.safetensors (keyed by output name, in output order)."""
+    if not st:
+        p = os.path.join(call_dir, f"out{j}.npy")
+        return np.load(p) if os.path.exists(p) else None
+    p = os.path.join(call_dir, "outputs.safetensors")
+    if not os.path.exists(p):
+        return None
+    tensors = list(st_io.load(p).values())
+    return tensors[j][1] if j < len(tensors) else None
+
+
+def compare_calls(suite, case, method, minfo, actual_dir, calls, atol, rtol,
+                  st=False):
     """Max errors over every output of every call; None when all match."""
     worst = {"max_abs": 0.0, "max_rel": 0.0, "ok": True, "problems": []}
     for k, outs in enumerate(minfo["expected"][:calls]):
         call_dir = os.path.join(actual_dir, f"call{k}") if calls > 1 else actual_dir
         for j, rel in enumerate(outs):
             exp = os.path.join(suite, case, rel)
-            got = os.path.join(call_dir, f"out{j}.npy")
-            if not os.path.exists(got):
+            g_arr = _actual(call_dir, j, st)
+            if g_arr is None:
                 worst["ok"] = False
                 worst["problems"].append(f"call {k} out {j} missing")
                 continue
-            e_arr, g_arr = np.load(exp), np.load(got)
+            e_arr = np.load(exp)
             r = compare.errors(e_arr, g_arr, atol, rtol)
             worst["max_abs"] = max(worst["max_abs"], r.get("max_abs", 0.0))
             worst["max_rel"] = max(worst["max_rel"], r.get("max_rel", 0.0))
@@ -70,35 +87,61 @@ def compare_calls(suite, case, method, minfo, actual_dir, calls, atol, rtol):
     return worst
 
 
-def run_method(a, env, case, method, minfo, methods, mode, log):
+def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
+               calls=None):
     prog = os.path.join(a.suite, case)
-    out = os.path.join(a.work, "actual", mode, case, method)
     os.makedirs(out, exist_ok=True)
     cmd = [os.path.join(a.bin, "aotrun"), "run", prog, "--method", method,
            "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
-           "--calls", str(a.calls), "--output-dir", out]
+           "--calls", str(calls or a.calls), "--output-dir", out]
     for p in minfo["inputs"]:
         cmd += ["--input", os.path.join(prog, p)]
+    cinfo = json.load(open(os.path.join(prog, "case.json")))
+    st = cinfo.get("output_format") == "safetensors"
+    if st:
+        cmd += ["--output-format", "safetensors"]
     if mode == "graph":
         cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
-    rc, text = sh(cmd, log, env=env)
+    return sh(cmd, log, env=env)
+
+
+def run_method(a, env, case, method, minfo, methods, mode, log):
+    prog = os.path.join(a.suite, case)
+    out = os.path.join(a.work, "actual", mode, case, method)
+    rc, text = aotrun_run(a, env, case, method, minfo, methods, mode, out, log)
     row = {"case": case, "method": method, "mode": mode, "rc": rc}
     if rc != 0:
         row.update(ok=False, problems=[text.strip().splitlines()[-1][:300]
                                        if text.strip() else f"rc {rc}"])
         return row
-    tol = json.load(open(os.path.join(prog, "case.json"))).get(
-        "tolerance") or {}   # a case's own (e.g. float16 outputs)
-    row.update(compare_calls(a.suite, case, method, minfo, out, a.calls,
-                             tol.get("atol", a.atol), tol.get("rtol", a.rtol)))
+    info = json.load(open(os.path.join(prog, "case.json")))
+    spec = info.get("compare") or {}
+    if spec.get("compare") == "distribution":
+        row.update(distribution.compare(a.suite, case, minfo, out, a.calls,
+                                        spec))
+        seeded = distribution.seed_check(
+            lambda o, seed, calls: aotrun_run(
+                a, dict(env, AOTRUN_SEED=str(seed)), case, method, minfo,
+                methods, mode, o, log, calls),
+            os.path.join(a.work, "seeded", mode, case, method))
+        row["seed"] = seeded
+        if not seeded["ok"]:
+            row["ok"] = False
+            row["problems"] = row.get("problems", []) + seeded["problems"]
+    else:
+        tol = info.get("tolerance") or {}   # a case's own (e.g. float16)
+        row.update(compare_calls(a.suite, case, method, minfo, out, a.calls,
+                                 tol.get("atol", a.atol),
+                                 tol.get("rtol", a.rtol),
+                                 st=info.get("output_format") == "safetensors"))
     row["retried"] = "capture failed" in text.lower() or "retry" in text.lower()
     return row
 
 
-def gpu_check(a, env, mode, case, extra, log):
+def gpu_check(a, env, mode, case, extra, log, binary="aotrun_gpu_check"):
     prog = os.path.join(a.suite, case)
     info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
-    cmd = [os.path.join(a.bin, "aotrun_gpu_check"),
+    cmd = [os.path.join(a.bin, binary),
            os.path.join(a.lib, "libaotrun_cuda.so"), prog, mode]
     for p in info["inputs"]:
         cmd += ["--input", os.path.join(prog, p)]
@@ -107,24 +150,106 @@ def gpu_check(a, env, mode, case, extra, log):
     rc, text = sh(cmd + extra, log, env=env)
     lines = [l for l in text.splitlines()
              if l.startswith(("PASS", "FAIL", "BENCH", "INFO: weight",
-                                "INFO: batch", "INFO: cuda_graph"))]
+                                "INFO: batch", "INFO: cuda_graph",
+                                "INFO: unload"))]
     return {"check": mode, "case": case, "rc": rc, "ok": rc == 0,
             "lines": lines[-12:]}
 
 
+def device_used_while(cmd, log, env, timeout=600):
+    """Runs cmd while sampling the device's free memory (cudaMemGetInfo
+    through torch, every 5 ms). Returns (rc, stdout, peak MiB
+    the run took above the level before it started). The peak is the
+    process's whole footprint: its CUDA context, weights, and the shim
+    pool's high-water mark (the pool keeps what it mapped, so the level
+    holds until the process exits and sampling cannot miss it)."""
+    import tempfile
+    import torch
+    torch.cuda.init()
+    free0, _ = torch.cuda.mem_get_info()
+    low = free0
+    t0 = time.time()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        while p.poll() is None:
+            low = min(low, torch.cuda.mem_get_info()[0])
+            if time.time() - t0 > timeout:
+                p.kill()
+            time.sleep(0.005)
+        rc = p.wait()
+        out.seek(0)
+        err.seek(0)
+        text_out, text_err = out.read(), err.read()
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n{text_out}{text_err}\n"
+                f"[rc {rc}, {time.time() - t0:.1f}s, device peak "
+                f"{(free0 - low) / 2**20:.1f} MiB]\n")
+    return rc, text_out, (free0 - low) / 2**20
+
+
+def identity_check(a, env, case, log):
+    """ABI 1.1 identity, devices, can_run (also for a copy relabelled for
+    another GPU architecture) and device choice: aotrun_gpu_identity_check."""
+    prog = os.path.join(a.suite, case)
+    info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
+    cmd = [os.path.join(a.bin, "aotrun_gpu_identity_check"),
+           os.path.join(a.lib, "libaotrun_cuda.so"), prog]
+    for p in info["inputs"]:
+        cmd += ["--input", os.path.join(prog, p)]
+    for p in info["expected"][0]:
+        cmd += ["--expected", os.path.join(prog, p)]
+    rc, text = sh(cmd, log, env=env)
+    lines = [l for l in text.splitlines()
+             if l.startswith(("PASS", "FAIL", "SKIP"))]
+    return {"check": "identity", "case": case, "rc": rc, "ok": rc == 0,
+            "lines": lines[-16:]}
+
+
+def gpu_faults(a, env, case, log):
+    """Every fault point of a CUDA method's init, execute and destroy failed
+    in turn, free device memory checked (testing/backend/gpu_faults.c)."""
+    prog = os.path.join(a.suite, case)
+    info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
+    cmd = [os.path.join(a.bin, "aotrun_gpu_faults"), prog]
+    for p in info["inputs"]:
+        cmd += ["--input", os.path.join(prog, p)]
+    for p in info["expected"][0]:
+        cmd += ["--expected", os.path.join(prog, p)]
+    rc, text = sh(cmd, log, env=env)
+    lines = [l for l in text.splitlines() if l.startswith(("PASS", "FAIL"))]
+    if rc < 0 or rc > 128:   # died: say where (the last RUN line)
+        runs = [l for l in text.splitlines() if l.startswith("RUN")]
+        lines.append("FAIL: died (rc %d) after: %s" %
+                     (rc, runs[-1] if runs else "no RUN line"))
+        lines += [l for l in text.splitlines()
+                  if l.startswith("CRASH") or "aotrun_gpu_faults(" in l
+                  or ".so(" in l][:40]
+    return {"check": "faults", "case": case, "rc": rc, "ok": rc == 0,
+            "lines": lines[-52:]}
+
+
 def aotrun_bench(a, env, case, graph, log):
+    """aotrun bench --json: {"p50": wall us, "gpu_p50": GPU us per call,
+    "device_mib": the process's peak device memory} (None where missing)."""
     prog = os.path.join(a.suite, case)
     info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
     cmd = [os.path.join(a.bin, "aotrun"), "bench", prog,
            "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
-           "--iterations", str(a.iters), "--warmup", "20"]
+           "--iterations", str(a.iters), "--warmup", "20", "--json"]
     for p in info["inputs"]:
         cmd += ["--input", os.path.join(prog, p)]
     if graph:
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
-    rc, text = sh(cmd, log, env=env)
-    m = re.search(r"p50 ([0-9.]+) us", text)
-    return float(m.group(1)) if rc == 0 and m else None
+    rc, text, peak = device_used_while(cmd, log, env)
+    res = {"p50": None, "gpu_p50": None,
+           "device_mib": round(peak, 1) if rc == 0 else None}
+    try:
+        j = json.loads(text[text.index("{"):]) if rc == 0 else {}
+    except ValueError:
+        j = {}
+    res["p50"] = (j.get("latency_us") or {}).get("median")
+    res["gpu_p50"] = (j.get("gpu_time_us") or {}).get("median")
+    return res
 
 
 def eager_times(suite, case, iters):
@@ -159,7 +284,7 @@ def eager_times(suite, case, iters):
             torch.cuda.synchronize()
         calls.append(("torch_aoti_device", aoti_call))
     res = {}
-    with torch.no_grad():
+    with torch.no_grad(), models.eager_sdpa(models.BY_NAME[case]):
         for name, f in calls:
             for _ in range(20):
                 f()
@@ -169,6 +294,18 @@ def eager_times(suite, case, iters):
                 f()
                 ts.append((time.perf_counter() - t0) * 1e6)
             res[name] = statistics.median(ts)
+        # Peak of one device call above what the inputs and weights hold:
+        # the caching allocator's bytes (allocated) and what it mapped
+        # (reserved; no CUDA context in either).
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        dev_call()
+        res["eager_peak_alloc_mib"] = round(
+            (torch.cuda.max_memory_allocated() - base) / 2**20, 1)
+        res["eager_peak_reserved_mib"] = round(
+            torch.cuda.max_memory_reserved() / 2**20, 1)
     if aoti_error:
         res["torch_aoti_error"] = aoti_error
     return res
@@ -185,7 +322,8 @@ def main():
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--results", default="results.json")
-    ap.add_argument("--bench", default="mlp,transformer,cnn,float64,counter")
+    ap.add_argument("--bench", default="mlp,transformer,cnn,float64,counter,"
+                    "transformer_t2048_fused,transformer_t2048_math")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     log = os.path.join(a.work, "run_suite.log")
@@ -218,19 +356,39 @@ def main():
               ("share", "two_methods", ["--method2", "decode"]),
               ("retry", "mask_index", ["--calls", "6"]),
               ("retry", "item", ["--calls", "6"]),
+              ("unload", "mlp", ["--rounds", "100"]),
               ("bench", "mlp", ["--iters", str(a.iters * 4)])]
+    # execute_ex (ABI 1.1): caller streams, async, managed outputs
+    # (aotrun_stream_check; issues 16 and 17).
+    checks += [("streams", "mlp", ["--calls", "10"]),
+               ("managed", "mask_index", ["--calls", "6"])]
     for mode, case, extra in checks:
         if summary.get(case, {}).get("status") == "ok":
-            c = gpu_check(a, env, mode, case, extra, log)
+            binary = ("aotrun_stream_check" if mode in ("streams", "managed")
+                      else "aotrun_gpu_unload_check" if mode == "unload"
+                      else "aotrun_gpu_check")
+            c = gpu_check(a, env, mode, case, extra, log, binary)
             results["checks"].append(c)
             print(f"gpu_check {mode} {case}: {'ok' if c['ok'] else 'FAIL'} "
                   f"{c['lines'][-3:]}", flush=True)
+    if summary.get("mlp", {}).get("status") == "ok":
+        c = identity_check(a, env, "mlp", log)
+        results["checks"].append(c)
+        print(f"identity mlp: {'ok' if c['ok'] else 'FAIL'} {c['lines'][-3:]}",
+              flush=True)
+        c = gpu_faults(a, env, "mlp", log)
+        results["checks"].append(c)
+        print(f"gpu_faults mlp: {'ok' if c['ok'] else 'FAIL'} {c['lines'][-4:]}",
+              flush=True)
     for case in a.bench.split(","):
         if summary.get(case, {}).get("status") != "ok":
             continue
-        row = {"case": case,
-               "aotrun_nograph": aotrun_bench(a, env, case, False, log),
-               "aotrun_graph": aotrun_bench(a, env, case, True, log)}
+        row = {"case": case}
+        for mode, graph in (("nograph", False), ("graph", True)):
+            r = aotrun_bench(a, env, case, graph, log)
+            row[f"aotrun_{mode}"] = r["p50"]
+            row[f"aotrun_{mode}_gpu_us"] = r["gpu_p50"]
+            row[f"aotrun_{mode}_device_mib"] = r["device_mib"]
         try:
             row.update(eager_times(a.suite, case, a.iters))
         except Exception as e:  # report, keep going

@@ -225,7 +225,8 @@ def case_checks(name, path, module, methods, sample, plugin):
                                   "device io", calls=2)
             for g in got:
                 assert g.device == "cuda:0", g.device
-                assert g.array is not None and g.array.is_cuda
+                # (array None: allocated by the backend, ABI 1.1)
+                assert g.array is None or g.array.is_cuda
             info = prog.method().inputs
             return "inputs %s" % ", ".join(
                 "%s %s %s" % (i.name, i.dtype, list(i.shape)) for i in info)
@@ -362,7 +363,31 @@ def extra_checks(paths, cases, plugin):
             if aotrun.live_exports():
                 raise AssertionError("%d exports alive" % aotrun.live_exports())
 
+        def caller_stream():
+            """ABI 1.1: the call runs on the caller's torch stream (as the
+            object and as its int handle), ordered after the work queued
+            there, with no device-wide sync by the binding."""
+            with aotrun.Program(path, plugin=plugin) as prog:
+                s = torch.cuda.Stream()
+                for handle in (s, s.cuda_stream):
+                    with torch.cuda.stream(s):
+                        a = torch.randn(2048, 2048, device="cuda")
+                        for _ in range(20):        # keep the stream busy
+                            a = torch.tanh(a @ a)  # stays finite
+                        x = a[:64, :16].contiguous()
+                        try:
+                            got, = prog.run("forward", x, stream=handle)
+                        except aotrun.NotSupportedError as e:
+                            return "SKIPPED: backend takes no stream: %s" % e
+                        y = torch.from_dlpack(got) * 1  # queued on s too
+                    s.synchronize()
+                    with torch.no_grad():
+                        torch.testing.assert_close(y, module(x), atol=1e-4,
+                                                   rtol=1e-4)
+            return "on stream 0x%x" % s.cuda_stream
+
         check("mlp: dynamic batch 1..1024", dynamic_batch)
+        check("mlp: run on the caller's torch stream", caller_stream)
         check("mlp: out= device tensors (no copy)", out_tensors)
         check("mlp: errors carry the C message", errors)
         check("mlp: backend-wide graphs + bench", backend_wide_graphs_and_bench)
@@ -383,6 +408,37 @@ def extra_checks(paths, cases, plugin):
                     torch.testing.assert_close(torch.from_dlpack(y), want,
                                                atol=1e-4, rtol=1e-4)
             check("mlp: CuPy tensors", cupy_io)
+    if "mask_index" in paths:
+        path, (module, _, _, _) = paths["mask_index"], cases["mask_index"]
+
+        def backend_allocated():
+            """x[x > 0] * 2: a data-dependent size. A backend with
+            execute_ex (ABI 1.1) allocates it: no capacity guess, the exact
+            size, a DLPack tensor whose deleter frees device memory."""
+            import gc
+            with aotrun.Program(path, plugin=plugin) as prog:
+                x = torch.randn(64, device="cuda")   # the case's shape
+                got, = prog.run("forward", x)
+                with torch.no_grad():
+                    want = module(x)
+                compare(got, want, "mask_index")
+                if got.array is not None:
+                    return "SKIPPED: the backend has no execute_ex " \
+                           "(capacity path, %d of 64)" % got.shape[0]
+                assert got.shape == tuple(want.shape), got.shape
+                assert got.device == "cuda:0", got.device
+                base = aotrun._execute.live_managed()
+                for _ in range(50):
+                    t = torch.from_dlpack(prog.run("forward", x)[0])
+                    del t
+                gc.collect()
+                assert aotrun._execute.live_managed() == base
+                host, = prog.run("forward", x.cpu())   # outputs on the host
+                assert host.device == "cpu", host.device
+                torch.testing.assert_close(torch.from_dlpack(host),
+                                           want.cpu())
+            return "exact size %d, deleters ran" % got.shape[0]
+        check("mask_index: backend-allocated output", backend_allocated)
     if "two_methods" in paths:
         path, (module, _, _, _) = paths["two_methods"], cases["two_methods"]
 

@@ -10,10 +10,10 @@ def cases(shim, torch):
     cl = torch.channels_last
 
     def conv_case(name, x, w, b, stride, padding, transposed=False, out_pad=(0, 0),
-                  groups=1, note=""):
+                  groups=1, note="", dilation=(1, 1)):
         hs = [shim.handle(x), shim.handle(w)] + ([shim.handle(b)] if b is not None else [])
         hb = shim.opt(hs[2]) if b is not None else None
-        st, pd, dl, op = (shim.ints(v) for v in (stride, padding, (1, 1), out_pad))
+        st, pd, dl, op = (shim.ints(v) for v in (stride, padding, dilation, out_pad))
 
         def run():
             r = shim.new_handle()
@@ -23,12 +23,12 @@ def cases(shim, torch):
             shim.delete(r.contents)
 
         run()  # the first call benchmarks the algorithms
-        out = torch.ops.aten.convolution(x, w, b, list(stride), list(padding), [1, 1],
-                                         transposed, list(out_pad), groups)
+        out = torch.ops.aten.convolution(x, w, b, list(stride), list(padding),
+                                         list(dilation), transposed, list(out_pad), groups)
         moved = (x.numel() + w.numel() + out.numel()) * x.element_size()
         return {"op": "convolution", "case": name, "aotrun": run,
                 "aten": lambda: torch.ops.aten.convolution(
-                    x, w, b, list(stride), list(padding), [1, 1], transposed,
+                    x, w, b, list(stride), list(padding), list(dilation), transposed,
                     list(out_pad), groups),
                 "bytes": moved, "note": note}
 
@@ -52,3 +52,11 @@ def cases(shim, torch):
     wt = (torch.randn(64, 32, 4, 4, device="cuda", dtype=h) * 0.05).contiguous(memory_format=cl)
     yield conv_case("transposed 4x4 s2 16x64x28x28 fp16 channels-last", xt, wt, None,
                     (2, 2), (1, 1), transposed=True)
+    # output_padding >= stride (below the dilation): cuDNN cannot take the
+    # shape; aotrun runs the full dx into scratch and copies its window
+    # (ATen: slow_conv_transpose2d, not cuDNN).
+    xd = torch.randn(16, 64, 28, 28, device="cuda", dtype=h)
+    wd = torch.randn(64, 32, 3, 3, device="cuda", dtype=h) * 0.05
+    yield conv_case("transposed 3x3 dil 2 out_pad 1 16x64x28x28 fp16", xd, wd, None,
+                    (1, 1), (1, 1), transposed=True, out_pad=(1, 1), dilation=(2, 2),
+                    note="window of the full dx")

@@ -142,6 +142,13 @@ TRANSPOSED = [
     ("2d_dilation_op", 2, 2, 4, (5, 5), 4, (3, 3), (1,), (0,), (2,), (1,), 1),
     ("1d", 1, 2, 6, (11,), 5, (4,), (3,), (1,), (1,), (2,), 1),
     ("3d", 3, 1, 4, (3, 4, 5), 2, (2, 3, 3), (2, 1, 2), (0, 1, 1), (1,), (1, 0, 1), 2),
+    # output_padding >= stride (allowed below the dilation): cuDNN cannot
+    # take the shape (ATen leaves cuDNN then); the shim runs the full dx
+    # and takes its window (conv_transposed.c).
+    ("2d_dil_op_pad", 2, 2, 4, (5, 6), 3, (3, 3), (1,), (2, 1), (3, 2), (2, 1), 1),
+    ("2d_dil_op_mixed", 2, 1, 6, (4, 5), 2, (3, 2), (2, 1), (1, 2), (2, 4), (1, 3), 3),
+    ("1d_dil_op", 1, 2, 4, (6,), 3, (3,), (1,), (1,), (3,), (2,), 1),
+    ("3d_dil_op", 3, 1, 4, (3, 4, 3), 2, (2, 2, 3), (1, 2, 1), (0, 1, 1), (2,), (1, 1, 1), 2),
 ]
 
 
@@ -166,6 +173,19 @@ def test_conv_transposed_channels_last(torch, shim):
     got = shim_conv(shim, x, w, None, (2,), (1,), (1,), True, (1,), 1)
     want = ref(torch, x, w, None, (2,), (1,), (1,), True, (1,), 1)
     check(torch, got, want, "float16", "transposed channels-last")
+
+
+def test_conv_transposed_window_channels_last(torch, shim):
+    """output_padding 1 >= stride 1 (dilation 2) with channels-last input:
+    the window copy keeps the result's NHWC strides."""
+    d = torch.float16
+    x = rnd(torch, (2, 8, 5, 5), d).contiguous(memory_format=torch.channels_last)
+    w = rnd(torch, (8, 4, 3, 3), d, 8)
+    b = rnd(torch, (8,), d)
+    got = shim_conv(shim, x, w, b, (1,), (1,), (2,), True, (1,), 2)
+    want = ref(torch, x, w, b, (1,), (1,), (2,), True, (1,), 2)
+    check(torch, got, want, "float16", "transposed window channels-last", strides=False)
+    assert got.is_contiguous(memory_format=torch.channels_last)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])

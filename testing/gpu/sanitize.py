@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The GPU suite under NVIDIA's compute-sanitizer (issue 13; results in
+docs/reliability.md, "GPU memory checker").
+
+For each exported suite case (testing/gpu/export_suite.py) and each tool
+(memcheck with leak checking, racecheck, initcheck, synccheck), runs
+`aotrun run` on the case's forward inputs, without and with CUDA graphs,
+under compute-sanitizer, then compares the outputs with eager (the case's
+expected arrays): a run is clean when the sanitizer reports 0 errors, aotrun
+exits 0 and every output matches.
+
+usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b] [--tools t,u]
+                   [--results R.json]
+Prints one line per run and "N passed, N failed" last; exit 1 on a failure,
+77 when compute-sanitizer is missing.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_suite  # noqa: E402  (compare_calls: the e2e comparison)
+
+TOOLS = {
+    "memcheck": ["--tool", "memcheck", "--leak-check", "full"],
+    "racecheck": ["--tool", "racecheck"],
+    "initcheck": ["--tool", "initcheck"],
+    "synccheck": ["--tool", "synccheck"],
+}
+
+
+def sanitizer():
+    for p in (shutil.which("compute-sanitizer"),
+              "/usr/local/cuda/bin/compute-sanitizer",
+              "/usr/local/cuda/compute-sanitizer/compute-sanitizer"):
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def run_one(a, cs, tool, case, mode, log):
+    prog = os.path.join(a.suite, case)
+    info = json.load(open(os.path.join(prog, "case.json")))
+    minfo = info["methods"]["forward"]
+    out = os.path.join(a.work, "sanitize", tool, mode, case)
+    os.makedirs(out, exist_ok=True)
+    calls = 2 if mode == "nograph" else 5  # graphs: warm-up, capture, replay
+    cmd = [cs] + TOOLS[tool] + ["--error-exitcode", "99",
+                                "--print-limit", "20",
+                                os.path.join(a.bin, "aotrun"), "run", prog,
+                                "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
+                                "--calls", str(calls), "--output-dir", out]
+    for p in minfo["inputs"]:
+        cmd += ["--input", os.path.join(prog, p)]
+    if info.get("output_format") == "safetensors":
+        cmd += ["--output-format", "safetensors"]
+    if mode == "graph":
+        cmd += ["--option", "enable_cuda_graph_for_method=forward"]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=a.timeout)
+        rc, text = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, text = 124, f"timeout after {a.timeout}s"
+    secs = time.time() - t0
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n{text}\n[rc {rc}, {secs:.1f}s]\n")
+    # racecheck ends with "RACECHECK SUMMARY: N hazards displayed (E errors,
+    # W warnings)" instead of the other tools' "ERROR SUMMARY: N errors";
+    # its warnings (hazards it cannot prove harmful) are reported, errors fail.
+    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
+    race = re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed "
+                      r"\((\d+) errors?, (\d+) warnings?\)", text)
+    errors = int(m[-1]) if m else (int(race[-1][0]) if race else None)
+    row = {"case": case, "tool": tool, "mode": mode, "rc": rc,
+           "errors": errors, "seconds": round(secs, 1), "problems": []}
+    if race:
+        row["warnings"] = int(race[-1][1])
+    if errors is None:
+        row["problems"].append("no ERROR or RACECHECK SUMMARY line (rc %d): %s" %
+                               (rc, text.strip().splitlines()[-1][:200]
+                                if text.strip() else ""))
+    elif errors:
+        first = [l for l in text.splitlines() if l.startswith("=========")
+                 and ("Invalid" in l or "Race" in l or "Uninitialized" in l
+                      or "barrier" in l.lower() or "Leaked" in l
+                      or "Error" in l)]
+        row["problems"].append("%d errors: %s" % (errors, "; ".join(first[:3])[:300]))
+    if rc != 0 and errors == 0:
+        row["problems"].append(f"aotrun exited {rc}")
+    if rc == 0 and info.get("compare", {}).get("compare") != "distribution":
+        tol = info.get("tolerance") or {}
+        cmp = run_suite.compare_calls(
+            a.suite, case, "forward", minfo, out, calls,
+            tol.get("atol", 1e-4), tol.get("rtol", 1e-3),
+            st=info.get("output_format") == "safetensors")
+        if not cmp["ok"]:
+            row["problems"] += cmp["problems"][:3]
+    row["ok"] = not row["problems"]
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("suite")
+    ap.add_argument("work")
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--cases", default="mlp,transformer,cnn,mask_index")
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--results", default=None)
+    a = ap.parse_args()
+    cs = sanitizer()
+    if cs is None:
+        print("SKIP: compute-sanitizer not found")
+        return 77
+    os.makedirs(a.work, exist_ok=True)
+    log = os.path.join(a.work, "sanitize.log")
+    summary = json.load(open(os.path.join(a.suite, "summary.json")))["cases"]
+    rows = []
+    for tool in a.tools.split(","):
+        for case in a.cases.split(","):
+            if summary.get(case, {}).get("status") != "ok":
+                print(f"SKIP {tool} {case}: not exported")
+                continue
+            for mode in ("nograph", "graph"):
+                r = run_one(a, cs, tool, case, mode, log)
+                rows.append(r)
+                print(f"{'PASS' if r['ok'] else 'FAIL'} {tool:9} {case:12} "
+                      f"{mode:8} errors {r['errors']}"
+                      f"{' warnings %d' % r['warnings'] if 'warnings' in r else ''}"
+                      f" ({r['seconds']}s) "
+                      f"{'; '.join(r['problems'])[:300]}", flush=True)
+    if a.results:
+        with open(a.results, "w") as f:
+            json.dump(rows, f, indent=1)
+    bad = sum(not r["ok"] for r in rows)
+    print(f"{len(rows) - bad} passed, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
