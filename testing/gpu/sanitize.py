@@ -9,8 +9,15 @@ under compute-sanitizer, then compares the outputs with eager (the case's
 expected arrays): a run is clean when the sanitizer reports 0 errors, aotrun
 exits 0 and every output matches.
 
-usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b] [--tools t,u]
-                   [--results R.json]
+usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b|all] [--tools t,u]
+                   [--results R.json] [--deadline SECONDS]
+       sanitize.py SUITE WORK --bin B --lib L --eager CASE [--eager-tool T]
+                   (the case's eager PyTorch forward under tool T, for
+                   telling a vendor kernel's report from aotrun's)
+--cases all: every case the export produced. --deadline: start no run after
+that many seconds (a device call has 10 minutes); the runs left out are
+printed as SKIP and counted as neither passed nor failed. The results file is
+rewritten after every run, so a killed call still returns what ran.
 Prints one line per run and "N passed, N failed" last; exit 1 on a failure,
 77 when compute-sanitizer is missing.
 """
@@ -46,7 +53,9 @@ def sanitizer():
 def run_one(a, cs, tool, case, mode, log):
     prog = os.path.join(a.suite, case)
     info = json.load(open(os.path.join(prog, "case.json")))
-    minfo = info["methods"]["forward"]
+    # forward where the case has it, else its first method.
+    method = "forward" if "forward" in info["methods"] else next(iter(info["methods"]))
+    minfo = info["methods"][method]
     out = os.path.join(a.work, "sanitize", tool, mode, case)
     os.makedirs(out, exist_ok=True)
     calls = 2 if mode == "nograph" else 5  # graphs: warm-up, capture, replay
@@ -54,13 +63,14 @@ def run_one(a, cs, tool, case, mode, log):
                                 "--print-limit", "20",
                                 os.path.join(a.bin, "aotrun"), "run", prog,
                                 "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
+                                "--method", method,
                                 "--calls", str(calls), "--output-dir", out]
     for p in minfo["inputs"]:
         cmd += ["--input", os.path.join(prog, p)]
     if info.get("output_format") == "safetensors":
         cmd += ["--output-format", "safetensors"]
     if mode == "graph":
-        cmd += ["--option", "enable_cuda_graph_for_method=forward"]
+        cmd += ["--option", f"enable_cuda_graph_for_method={method}"]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
@@ -92,18 +102,51 @@ def run_one(a, cs, tool, case, mode, log):
                       or "barrier" in l.lower() or "Leaked" in l
                       or "Error" in l)]
         row["problems"].append("%d errors: %s" % (errors, "; ".join(first[:3])[:300]))
+        row["kernels"] = race_kernels(text)
     if rc != 0 and errors == 0:
         row["problems"].append(f"aotrun exited {rc}")
     if rc == 0 and info.get("compare", {}).get("compare") != "distribution":
         tol = info.get("tolerance") or {}
         cmp = run_suite.compare_calls(
-            a.suite, case, "forward", minfo, out, calls,
+            a.suite, case, method, minfo, out, calls,
             tol.get("atol", 1e-4), tol.get("rtol", 1e-3),
             st=info.get("output_format") == "safetensors")
         if not cmp["ok"]:
             row["problems"] += cmp["problems"][:3]
     row["ok"] = not row["problems"]
     return row
+
+
+def race_kernels(text):
+    """The kernel names in a sanitizer report's error lines."""
+    names = re.findall(r"(?:access|Access) at (?:0x[0-9a-f]+ in )?([A-Za-z_][\w:<>,]*)\+0x", text)
+    return sorted(set(names))
+
+
+def eager_reference(a, cs):
+    """Runs the case's eager PyTorch forward under the same tool: where a
+    report names a vendor kernel (cuBLAS's nvjet_*, cuDNN), eager running
+    the same kernels shows whether the report is the vendor kernel's own
+    (the sanitizer's model of its synchronisation) or aotrun's doing."""
+    code = ("import sys, torch; sys.path.insert(0, %r); import models; "
+            "c = models.BY_NAME[%r]; m, meths = c.build('cuda'); fn, args = meths['forward']; "
+            "torch.no_grad().__enter__(); fn(*args); torch.cuda.synchronize()"
+            % (os.path.dirname(os.path.abspath(__file__)), a.eager))
+    cmd = [cs] + TOOLS[a.eager_tool] + ["--print-limit", "50", sys.executable, "-c", code]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+        rc, text = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, text = 124, f"timeout after {a.timeout}s"
+    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
+    race = re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text)
+    errors = int(m[-1]) if m else (int(race[-1]) if race else None)
+    print(f"EAGER {a.eager_tool} {a.eager}: rc {rc}, errors {errors}, "
+          f"{time.time() - t0:.1f}s; kernels named: {', '.join(race_kernels(text)) or '-'}")
+    with open(os.path.join(a.work, "sanitize_eager.log"), "a") as f:
+        f.write(f"$ {' '.join(cmd[:-1])} CODE\n{text}\n")
+    return 0
 
 
 def main():
@@ -116,23 +159,41 @@ def main():
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--results", default=None)
+    ap.add_argument("--deadline", type=float, default=None)
+    ap.add_argument("--eager", default=None,
+                    help="instead: run this case's eager forward under --eager-tool")
+    ap.add_argument("--eager-tool", default="racecheck")
     a = ap.parse_args()
+    start = time.time()
     cs = sanitizer()
     if cs is None:
         print("SKIP: compute-sanitizer not found")
         return 77
     os.makedirs(a.work, exist_ok=True)
+    if a.eager:
+        return eager_reference(a, cs)
     log = os.path.join(a.work, "sanitize.log")
     summary = json.load(open(os.path.join(a.suite, "summary.json")))["cases"]
+    cases = ([c for c, s in summary.items() if s.get("status") == "ok"]
+             if a.cases == "all" else a.cases.split(","))
     rows = []
-    for tool in a.tools.split(","):
-        for case in a.cases.split(","):
+    skipped = 0
+    # Case-major: a deadline cuts whole cases, every tool of a case runs.
+    for case in cases:
+        for tool in a.tools.split(","):
             if summary.get(case, {}).get("status") != "ok":
                 print(f"SKIP {tool} {case}: not exported")
                 continue
             for mode in ("nograph", "graph"):
+                if a.deadline is not None and time.time() - start > a.deadline:
+                    skipped += 1
+                    print(f"SKIP {tool} {case} {mode}: past the deadline of {a.deadline:.0f}s")
+                    continue
                 r = run_one(a, cs, tool, case, mode, log)
                 rows.append(r)
+                if a.results:
+                    with open(a.results, "w") as f:
+                        json.dump(rows, f, indent=1)
                 print(f"{'PASS' if r['ok'] else 'FAIL'} {tool:9} {case:12} "
                       f"{mode:8} errors {r['errors']}"
                       f"{' warnings %d' % r['warnings'] if 'warnings' in r else ''}"
@@ -142,6 +203,8 @@ def main():
         with open(a.results, "w") as f:
             json.dump(rows, f, indent=1)
     bad = sum(not r["ok"] for r in rows)
+    if skipped:
+        print(f"{skipped} runs not started (deadline)")
     print(f"{len(rows) - bad} passed, {bad} failed")
     return 1 if bad else 0
 

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Host-side call profile of one exported suite case (issue 12), on the GPU
+# machine: `aotrun bench --device-io --no-gpu-time` under the call profiler
+# (testing/gpu/profile/call_profile.c, LD_PRELOAD), without and with CUDA
+# graphs; prints the profiler's per-call table after each bench's p50.
+#   bash testing/gpu/profile/profile_case.sh BUNDLE SUITE CASE [ITERATIONS]
+# (BUNDLE: the unpacked .gpu; SUITE: testing/gpu/export_suite.py's output.)
+set -uo pipefail
+B=$1; S=$2; C=$3; N=${4:-3000}
+prog=$S/$C
+inputs=$(python3 -c 'import json,sys; print(" ".join("--input " + sys.argv[1] + "/" + p for p in json.load(open(sys.argv[1] + "/case.json"))["methods"]["forward"]["inputs"]))' "$prog")
+for mode in nograph graph; do
+  opt=(); [ "$mode" = graph ] && opt=(--option enable_cuda_graph_for_method=forward)
+  echo "== $C $mode: aotrun bench --device-io --no-gpu-time, $N iterations"
+  # shellcheck disable=SC2086
+  AOTRUN_PROFILE_CALLS=$((N + 11)) LD_PRELOAD=$B/lib/libcall_profile.so \
+    "$B/bin/aotrun" bench "$prog" --plugin "$B/lib/libaotrun_cuda.so" $inputs \
+    --iterations "$N" --warmup 10 --no-gpu-time --device-io "${opt[@]}" 2>&1 | grep -v '^\s*$'
+done
