@@ -57,10 +57,13 @@ static aotrun_status check_library(const aotrun_method_check_config *c,
 }
 
 /* The shim library this process binds models to, opened again (NOLOAD:
- * it is already loaded) for dlsym; NULL when it cannot be found. */
+ * it is already loaded) for dlsym; NULL when it cannot be found. Found by
+ * an aotrun_shim_* name: an aoti_torch_* address may resolve to a libtorch
+ * loaded globally before us or to a preloaded library (the call profiler),
+ * and the imports would then be checked against the wrong library. */
 static void *shim_handle(void) {
   Dl_info info;
-  void *addr = (void *)(uintptr_t)&aoti_torch_empty_strided;
+  void *addr = (void *)(uintptr_t)&aotrun_shim_last_error;
   if (dladdr(addr, &info) == 0 || info.dli_fname == NULL) return NULL;
   return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 }

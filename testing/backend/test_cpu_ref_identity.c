@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,11 +181,21 @@ static void test_can_run_library_and_imports(void **state) {
                       "shim library does not export (first: "
                       "aoti_torch_no_such_op)");
   free(m);
+  /* Checked against aotrun's shim, never a libtorch that comes first in the
+   * global scope (the --torch-first run): the shim has index_Tensor and
+   * (fake) libtorch lacks it; only (fake) libtorch has fixture_no_such_op. */
   m = edited(c, "\"library\": \"forward.so\"",
              "\"library\": \"forward.so\", \"aoti_torch_imports\": "
-             "[\"aoti_torch_empty_strided\"]");
+             "[\"aoti_torch_empty_strided\", \"aoti_torch_cuda_index_Tensor\"]");
   assert_int_equal(can_run(c, m, "forward", reason, sizeof reason),
                    AOTRUN_OK);
+  free(m);
+  m = edited(c, "\"library\": \"forward.so\"",
+             "\"library\": \"forward.so\", \"aoti_torch_imports\": "
+             "[\"aoti_torch_fixture_no_such_op\"]");
+  assert_int_equal(can_run(c, m, "forward", reason, sizeof reason),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_contains(reason, "(first: aoti_torch_fixture_no_such_op)");
   free(m);
   assert_int_equal(aotrun_program_dir_num_mapped(c->dir), 0);
 }
@@ -197,6 +208,13 @@ int main(int argc, char **argv) {
   }
   g_plugin_path = argv[1];
   g_model_path = argv[2];
+  /* --torch-first FAKE_LIBTORCH: "libtorch" global before the plugin and
+   * its shim are loaded, as when Python imported torch first. */
+  if (argc >= 5 && strcmp(argv[3], "--torch-first") == 0 &&
+      dlopen(argv[4], RTLD_NOW | RTLD_GLOBAL) == NULL) {
+    fprintf(stderr, "cannot open %s: %s\n", argv[4], dlerror());
+    return 2;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_info_and_device, setup, teardown),
       cmocka_unit_test_setup_teardown(test_backend_options, setup, teardown),
