@@ -81,17 +81,11 @@ def run_one(a, cs, tool, case, mode, log):
     secs = time.time() - t0
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n{text}\n[rc {rc}, {secs:.1f}s]\n")
-    # racecheck ends with "RACECHECK SUMMARY: N hazards displayed (E errors,
-    # W warnings)" instead of the other tools' "ERROR SUMMARY: N errors";
-    # its warnings (hazards it cannot prove harmful) are reported, errors fail.
-    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
-    race = re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed "
-                      r"\((\d+) errors?, (\d+) warnings?\)", text)
-    errors = int(m[-1]) if m else (int(race[-1][0]) if race else None)
+    errors, warnings = error_count(text)
     row = {"case": case, "tool": tool, "mode": mode, "rc": rc,
            "errors": errors, "seconds": round(secs, 1), "problems": []}
-    if race:
-        row["warnings"] = int(race[-1][1])
+    if warnings is not None:
+        row["warnings"] = warnings
     if errors is None:
         row["problems"].append("no ERROR or RACECHECK SUMMARY line (rc %d): %s" %
                                (rc, text.strip().splitlines()[-1][:200]
@@ -117,6 +111,22 @@ def run_one(a, cs, tool, case, mode, log):
     return row
 
 
+def error_count(text):
+    """(errors, racecheck warnings or None) from a sanitizer's output; errors
+    None when it printed no summary. racecheck ends with "RACECHECK SUMMARY:
+    N hazards displayed (E errors, W warnings)" instead of the other tools'
+    "ERROR SUMMARY: N errors"; its warnings (hazards it cannot prove
+    harmful) are reported, errors fail."""
+    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
+    race = re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed "
+                      r"\((\d+) errors?, (\d+) warnings?\)", text)
+    if m:
+        return int(m[-1]), None
+    if race:
+        return int(race[-1][0]), int(race[-1][1])
+    return None, None
+
+
 def race_kernels(text):
     """The kernel names in a sanitizer report's error lines."""
     names = re.findall(r"(?:access|Access) at (?:0x[0-9a-f]+ in )?([A-Za-z_][\w:<>,]*)\+0x", text)
@@ -139,9 +149,7 @@ def eager_reference(a, cs):
         rc, text = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired:
         rc, text = 124, f"timeout after {a.timeout}s"
-    m = re.findall(r"ERROR SUMMARY: (\d+) error", text)
-    race = re.findall(r"RACECHECK SUMMARY: \d+ hazards? displayed \((\d+) errors?", text)
-    errors = int(m[-1]) if m else (int(race[-1]) if race else None)
+    errors, _ = error_count(text)
     print(f"EAGER {a.eager_tool} {a.eager}: rc {rc}, errors {errors}, "
           f"{time.time() - t0:.1f}s; kernels named: {', '.join(race_kernels(text)) or '-'}")
     with open(os.path.join(a.work, "sanitize_eager.log"), "a") as f:
