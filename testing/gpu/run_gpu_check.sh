@@ -152,7 +152,7 @@ timeout $((left > 30 ? left + 30 : 60)) python3 testing/gpu/sanitize.py "$W/suit
 cp "$W/sanitize.log" "$W/logs/" 2>/dev/null
 r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/sanitize.out" | tail -1)
 [ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
-grep -E '^(PASS|FAIL|SKIP)' "$W/logs/sanitize.out" | head -n 60
+grep -E '^(PASS|FAIL|SKIP|CUT)' "$W/logs/sanitize.out" | head -n 60
 echo "compute-sanitizer: ${r:-no summary line} (passed failed)"
 fi
 if ! part e2e; then  # exported for sanitize only: no e2e results to write up

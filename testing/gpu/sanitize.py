@@ -14,10 +14,14 @@ usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b|all] [--tools t,u]
        sanitize.py SUITE WORK --bin B --lib L --eager CASE [--eager-tool T]
                    (the case's eager PyTorch forward under tool T, for
                    telling a vendor kernel's report from aotrun's)
---cases all: every case the export produced. --deadline: start no run after
-that many seconds (a device call has 10 minutes); the runs left out are
-printed as SKIP and counted as neither passed nor failed. The results file is
-rewritten after every run, so a killed call still returns what ran.
+--cases all: every case the export produced. Cases run smallest program
+first (the T=2048 transformers take minutes per run under racecheck), so a
+deadline cuts the expensive ones. --deadline: start no run after that many
+seconds (a device call has 10 minutes), and cut a run that would end past
+it; the runs left out are printed as SKIP, the runs cut as CUT, both counted
+as neither passed nor failed (a run that hangs on its own still fails, at
+--timeout). The results file is rewritten after every run, so a killed call
+still returns what ran.
 Prints one line per run and "N passed, N failed" last; exit 1 on a failure,
 77 when compute-sanitizer is missing.
 """
@@ -50,7 +54,7 @@ def sanitizer():
     return None
 
 
-def run_one(a, cs, tool, case, mode, log):
+def run_one(a, cs, tool, case, mode, log, timeout):
     prog = os.path.join(a.suite, case)
     info = json.load(open(os.path.join(prog, "case.json")))
     # forward where the case has it, else its first method.
@@ -74,11 +78,15 @@ def run_one(a, cs, tool, case, mode, log):
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=a.timeout)
+                           timeout=timeout)
         rc, text = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired:
-        rc, text = 124, f"timeout after {a.timeout}s"
+        rc, text = 124, f"timeout after {timeout:.0f}s"
     secs = time.time() - t0
+    if rc == 124 and timeout < a.timeout:  # our deadline, not a hang
+        return {"case": case, "tool": tool, "mode": mode, "rc": rc,
+                "errors": None, "seconds": round(secs, 1), "cut": True,
+                "ok": False, "problems": [f"cut at the deadline after {secs:.0f}s"]}
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n{text}\n[rc {rc}, {secs:.1f}s]\n")
     errors, warnings = error_count(text)
@@ -128,9 +136,26 @@ def error_count(text):
 
 
 def race_kernels(text):
-    """The kernel names in a sanitizer report's error lines."""
-    names = re.findall(r"(?:access|Access) at (?:0x[0-9a-f]+ in )?([A-Za-z_][\w:<>,]*)\+0x", text)
+    """The kernel names in a sanitizer report: racecheck's "... access at
+    NAME+0x..." and the other tools' "=========     at NAME+0x..." lines
+    under each error (0x... in NAME+0x... in older releases)."""
+    names = re.findall(r"(?:(?:access|Access) at|^=+\s+at) (?:0x[0-9a-f]+ in )?"
+                       r"([A-Za-z_][\w:<>,]*)\+0x", text, re.M)
     return sorted(set(names))
+
+
+def cases_by_size(suite, cases):
+    """The cases, smallest exported program first (stable)."""
+    def size(case):
+        total = 0
+        for root, _, files in os.walk(os.path.join(suite, case)):
+            for f in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, f))
+                except OSError:
+                    pass
+        return total
+    return sorted(cases, key=size)
 
 
 def eager_reference(a, cs):
@@ -152,8 +177,17 @@ def eager_reference(a, cs):
     errors, _ = error_count(text)
     print(f"EAGER {a.eager_tool} {a.eager}: rc {rc}, errors {errors}, "
           f"{time.time() - t0:.1f}s; kernels named: {', '.join(race_kernels(text)) or '-'}")
-    with open(os.path.join(a.work, "sanitize_eager.log"), "a") as f:
+    # The first reports themselves: what is read, by which kernel.
+    for line in [l for l in text.splitlines() if l.startswith("=========")][:12]:
+        print("  " + line[:200])
+    log = (os.path.splitext(a.results)[0] + ".log" if a.results
+           else os.path.join(a.work, "sanitize_eager.log"))
+    with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd[:-1])} CODE\n{text}\n")
+    if a.results:
+        with open(a.results, "w") as f:
+            json.dump({"case": a.eager, "tool": a.eager_tool, "rc": rc,
+                       "errors": errors, "kernels": race_kernels(text)}, f, indent=1)
     return 0
 
 
@@ -184,6 +218,7 @@ def main():
     summary = json.load(open(os.path.join(a.suite, "summary.json")))["cases"]
     cases = ([c for c, s in summary.items() if s.get("status") == "ok"]
              if a.cases == "all" else a.cases.split(","))
+    cases = cases_by_size(a.suite, cases)
     rows = []
     skipped = 0
     # Case-major: a deadline cuts whole cases, every tool of a case runs.
@@ -197,12 +232,16 @@ def main():
                     skipped += 1
                     print(f"SKIP {tool} {case} {mode}: past the deadline of {a.deadline:.0f}s")
                     continue
-                r = run_one(a, cs, tool, case, mode, log)
+                timeout = a.timeout
+                if a.deadline is not None:
+                    timeout = min(timeout, max(1.0, a.deadline - (time.time() - start)))
+                r = run_one(a, cs, tool, case, mode, log, timeout)
                 rows.append(r)
                 if a.results:
                     with open(a.results, "w") as f:
                         json.dump(rows, f, indent=1)
-                print(f"{'PASS' if r['ok'] else 'FAIL'} {tool:9} {case:12} "
+                verdict = "CUT" if r.get("cut") else "PASS" if r["ok"] else "FAIL"
+                print(f"{verdict} {tool:9} {case:12} "
                       f"{mode:8} errors {r['errors']}"
                       f"{' warnings %d' % r['warnings'] if 'warnings' in r else ''}"
                       f" ({r['seconds']}s) "
@@ -210,10 +249,11 @@ def main():
     if a.results:
         with open(a.results, "w") as f:
             json.dump(rows, f, indent=1)
-    bad = sum(not r["ok"] for r in rows)
-    if skipped:
-        print(f"{skipped} runs not started (deadline)")
-    print(f"{len(rows) - bad} passed, {bad} failed")
+    cut = sum(bool(r.get("cut")) for r in rows)
+    bad = sum(not r["ok"] and not r.get("cut") for r in rows)
+    if skipped or cut:
+        print(f"{skipped} runs not started, {cut} cut (deadline)")
+    print(f"{len(rows) - bad - cut} passed, {bad} failed")
     return 1 if bad else 0
 
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""CPU test of testing/gpu/sanitize.py's reading of compute-sanitizer
+reports (the GPU check depends on it: a parser that finds no kernel names
+printed "kernels named: -" on the H200 and hid which kernel initcheck
+blamed) and of its case order. Report lines are in the formats
+compute-sanitizer 2025.x prints (CUDA 13)."""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sanitize  # noqa: E402
+
+INITCHECK = """\
+========= COMPUTE-SANITIZER
+========= Uninitialized __global__ memory read of size 2 bytes
+=========     at triton_poi_fused_add_relu_0+0x1b0 in /tmp/t/cq.py:20
+=========     by thread (1,0,0) in block (0,0,0)
+=========     Address 0x7f0000000200
+========= ERROR SUMMARY: 474 errors
+"""
+RACECHECK = """\
+========= Error: Race reported between Read access at nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT+0x9b0
+=========     and Write access at nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT+0x43c0 [16 hazards]
+========= RACECHECK SUMMARY: 12 hazards displayed (12 errors, 0 warnings)
+"""
+OLD_FORMAT = "========= Error: Race reported between Write access at 0x1230 in mykernel+0x1230\n"
+CLEAN = "========= ERROR SUMMARY: 0 errors\n"
+
+failures = []
+checks = 0
+
+
+def check(what, got, want):
+    global checks
+    checks += 1
+    if got != want:
+        failures.append(f"{what}: got {got!r}, want {want!r}")
+
+
+check("initcheck count", sanitize.error_count(INITCHECK), (474, None))
+check("initcheck kernels", sanitize.race_kernels(INITCHECK), ["triton_poi_fused_add_relu_0"])
+check("racecheck count", sanitize.error_count(RACECHECK), (12, 0))
+check("racecheck kernels", sanitize.race_kernels(RACECHECK),
+      ["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"])
+check("older 'at 0x.. in' lines", sanitize.race_kernels(OLD_FORMAT), ["mykernel"])
+check("clean run", sanitize.error_count(CLEAN), (0, None))
+check("no summary", sanitize.error_count("killed\n"), (None, None))
+
+with tempfile.TemporaryDirectory() as d:
+    for case, n in (("t2048", 5000), ("mlp", 10), ("cnn", 500)):
+        os.makedirs(os.path.join(d, case, "forward"))
+        with open(os.path.join(d, case, "forward", "lib.so"), "wb") as f:
+            f.write(b"x" * n)
+    check("smallest first", sanitize.cases_by_size(d, ["t2048", "cnn", "mlp"]),
+          ["mlp", "cnn", "t2048"])
+
+for f in failures:
+    print("FAIL", f)
+print(f"{checks - len(failures)} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
