@@ -39,6 +39,28 @@ export PYTHONUNBUFFERED=1
 ONLY=${AOTRUN_GPU_ONLY:-}
 PARTS=",${AOTRUN_GPU_PARTS:-unit,demo,ops,passes,bench,e2e},"
 part() { case "$PARTS" in *",$1,"*) return 0 ;; esac; return 1; }
+# Counts of the parts run, summed into one closing line.
+unit_pass=0; unit_fail=0
+# add_summary LOG [PREFIX]: adds LOG's last "PREFIXN passed, N failed" line
+# (none: one failure); leaves the pair in $r.
+add_summary() {
+  r=$(sed -n "s/^${2:-}\([0-9]\+\) passed, \([0-9]\+\) failed\$/\1 \2/p" "$1" | tail -1)
+  if [ -n "$r" ]; then
+    unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* }))
+  else
+    unit_fail=$((unit_fail + 1))
+  fi
+}
+# add_pytest LOG: adds the counts of pytest's closing line (none: one
+# failure); leaves the line in $line.
+add_pytest() {
+  line=$(grep -E '^=*.*(passed|failed|error).* in [0-9.]+s' "$1" | tail -1)
+  local n m
+  n=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+  m=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+  unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
+  [ -n "$line" ] || unit_fail=$((unit_fail + 1))
+}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$W/logs/gpu.txt"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' | tee -a "$W/logs/gpu.txt"
@@ -51,7 +73,6 @@ export_pid=
 export_pid=$!; }
 
 # 2. GPU unit tests (CMocka) and micro-benchmarks.
-unit_pass=0; unit_fail=0
 part unit && for t in test_shim_cuda test_fallback_cuda test_attention_args \
                      test_staged_upload_cuda; do
   timeout 300 "$B/bin/$t" > "$W/logs/$t.log" 2>&1; rc=$?
@@ -64,8 +85,7 @@ done
 # 2a. `aotrun demo` with the bundle's example programs (seconds).
 if part demo; then
 timeout 120 bash testing/gpu/check_demo.sh "$B" "$W/logs/demo.log" > "$W/logs/demo.out" 2>&1
-r=$(sed -n 's/^demo: \([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/demo.out" | tail -1)
-[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+add_summary "$W/logs/demo.out" "demo: "
 grep -E '^(cuda example|output 0 |latency|FAIL|aotrun:)' "$W/logs/demo.out"
 echo "demo: ${r:-no summary line} (passed failed)"
 fi
@@ -75,11 +95,7 @@ if part ops; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 420 python3 -m pytest -q -rs \
   -p no:cacheprovider --timeout 120 testing/gpu/ops ${AOTRUN_GPU_OPS_ARGS:-} \
   > "$W/logs/ops_vs_torch.log" 2>&1
-line=$(grep -E '^=*.*(passed|failed|error).* in [0-9.]+s' "$W/logs/ops_vs_torch.log" | tail -1)
-n=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
-m=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
-unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
-[ -z "$line" ] && unit_fail=$((unit_fail + 1))
+add_pytest "$W/logs/ops_vs_torch.log"
 echo "ops vs torch: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
 fi
@@ -87,11 +103,7 @@ fi
 if part passes; then
 timeout 400 python3 -m pytest -q -rs -p no:cacheprovider testing/gpu/export_passes \
   > "$W/logs/export_passes.log" 2>&1
-line=$(grep -E '^=*.*(passed|failed|error).* in [0-9.]+s' "$W/logs/export_passes.log" | tail -1)
-n=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
-m=$(echo "$line" | grep -oE '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
-unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
-[ -z "$line" ] && unit_fail=$((unit_fail + 1))
+add_pytest "$W/logs/export_passes.log"
 echo "export passes: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/export_passes.log" | head -n 20
 fi
@@ -99,8 +111,7 @@ fi
 if part python; then
 timeout 540 python3 testing/gpu/test_python_binding.py --lib "$B/lib" --work "$W/python" \
   > "$W/logs/python_binding.log" 2>&1
-r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/python_binding.log" | tail -1)
-[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+add_summary "$W/logs/python_binding.log"
 echo "python binding: ${r:-no summary line} (passed failed)"
 grep -E '^(FAIL|SKIP) ' "$W/logs/python_binding.log" | head -n 30
 fi
@@ -109,8 +120,7 @@ fi
 if part coexist; then
 timeout 540 python3 testing/gpu/test_torch_coexist.py --lib "$B/lib" --work "$W/coexist" \
   > "$W/logs/torch_coexist.log" 2>&1
-r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/torch_coexist.log" | tail -1)
-[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+add_summary "$W/logs/torch_coexist.log"
 echo "torch coexistence: ${r:-no summary line} (passed failed)"
 grep -E '^(FAIL|SKIP) ' "$W/logs/torch_coexist.log" | head -n 30
 fi
@@ -150,8 +160,7 @@ timeout $((left > 30 ? left + 30 : 60)) python3 testing/gpu/sanitize.py "$W/suit
   --deadline $((left > 30 ? left - 20 : 10)) \
   > "$W/logs/sanitize.out" 2>&1
 cp "$W/sanitize.log" "$W/logs/" 2>/dev/null
-r=$(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$W/logs/sanitize.out" | tail -1)
-[ -n "$r" ] && { unit_pass=$((unit_pass + ${r% *})); unit_fail=$((unit_fail + ${r#* })); } || unit_fail=$((unit_fail + 1))
+add_summary "$W/logs/sanitize.out"
 grep -E '^(PASS|FAIL|SKIP|CUT)' "$W/logs/sanitize.out" | head -n 60
 echo "compute-sanitizer: ${r:-no summary line} (passed failed)"
 fi
