@@ -15,11 +15,11 @@ static const dl_map kDlTypes[] = {
     {0, kDLUInt, 8},      {1, kDLInt, 8},       {2, kDLInt, 16},
     {3, kDLInt, 32},      {4, kDLInt, 64},      {5, kDLFloat, 16},
     {6, kDLFloat, 32},    {7, kDLFloat, 64},    {8, kDLComplex, 32},
-    {9, kDLComplex, 64},  {10, kDLComplex, 128}, {11, AOTRUN_DL_CODE_BOOL, 8},
-    {15, kDLBfloat, 16},  {23, AOTRUN_DL_CODE_FLOAT8_E5M2, 8},
-    {24, AOTRUN_DL_CODE_FLOAT8_E4M3FN, 8},
-    {25, AOTRUN_DL_CODE_FLOAT8_E5M2FNUZ, 8},
-    {26, AOTRUN_DL_CODE_FLOAT8_E4M3FNUZ, 8},
+    {9, kDLComplex, 64},  {10, kDLComplex, 128}, {11, AOTRUN_DL_BOOL, 8},
+    {15, kDLBfloat, 16},  {23, AOTRUN_DL_FLOAT8_E5M2, 8},
+    {24, AOTRUN_DL_FLOAT8_E4M3FN, 8},
+    {25, AOTRUN_DL_FLOAT8_E5M2FNUZ, 8},
+    {26, AOTRUN_DL_FLOAT8_E4M3FNUZ, 8},
     {27, kDLUInt, 16},    {28, kDLUInt, 32},    {29, kDLUInt, 64},
 };
 #define NUM_DL_TYPES (sizeof kDlTypes / sizeof kDlTypes[0])

@@ -10,12 +10,9 @@
 
 #include <dlpack/dlpack.h>
 
-/* DLPack >= 0.8 codes that DLPack 0.6 lacks (bool; float8 from 1.1). */
-#define AOTRUN_DL_CODE_BOOL 6
-#define AOTRUN_DL_CODE_FLOAT8_E4M3FN 10
-#define AOTRUN_DL_CODE_FLOAT8_E4M3FNUZ 11
-#define AOTRUN_DL_CODE_FLOAT8_E5M2 12
-#define AOTRUN_DL_CODE_FLOAT8_E5M2FNUZ 13
+/* AOTRUN_DL_BOOL, AOTRUN_DL_FLOAT8_*: the codes DLPack 0.6 lacks, pinned by
+ * the ABI header. */
+#include "plugin_api/aotrun_plugin.h"
 
 /* 0 when the ScalarType has no DLPack spelling. */
 int aotrun_dl_dtype_from_scalar_type(int32_t scalar_type, DLDataType *out);
