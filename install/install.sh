@@ -80,6 +80,20 @@ cuda_ex=$src/testing/example_program/example_program_cuda
 install -m 0644 "$cuda_ex"/manifest.json "$cuda_ex"/weights.safetensors \
   "$pkg/example_program_cuda/"
 install -m 0755 "$cuda_ex"/forward.so "$pkg/example_program_cuda/"
+# Bazel links with RUNPATHs into its own output tree ($ORIGIN/../_solib_k8/
+# ...), meaningless once installed: keep $ORIGIN only (plugins find
+# libaotrun_shim.so beside them; CUDA's libraries come from the loader's
+# cache or LD_LIBRARY_PATH, see the note below).
+if command -v patchelf >/dev/null; then
+  for f in "$pkg"/aotrun "$pkg"/*.so; do
+    if [[ -n "$(patchelf --print-rpath "$f")" ]]; then
+      patchelf --set-rpath '$ORIGIN' "$f"
+    fi
+  done
+else
+  echo "note: patchelf not found: the installed plugins keep Bazel's build-tree" \
+    "RUNPATHs next to \$ORIGIN (harmless; apt-get install patchelf to drop them)"
+fi
 ln -sfn ../lib/aotrun/aotrun "$prefix/bin/aotrun"
 # '|' as the sed delimiter (PREFIX was checked not to hold one).
 sed "s|@PREFIX@|$prefix|" "$src/install/aotrun.pc.in" > "$lib/pkgconfig/aotrun.pc"

@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(bazel-bootstrap libcmocka-dev libdlpack-dev libcjson-dev python3 python3-venv valgrind gcc g++
       python3-numpy python3-pytest python3-setuptools python3-pip  # the Python binding's tests (python/)
       pkg-config  # the install test builds the C example with it
+      patchelf    # //:install drops Bazel's build-tree RUNPATHs
       clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

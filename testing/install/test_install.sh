@@ -44,6 +44,18 @@ for f in include/aotrun/aotrun_plugin.h include/aotrun/aotrun_host.h \
   check "installed $f" test -f "$P/$f"
 done
 
+# RUNPATHs: $ORIGIN or nothing, never a path into Bazel's build tree.
+if command -v patchelf >/dev/null; then
+  for f in lib/aotrun/aotrun lib/aotrun/libaotrun_cuda.so \
+           lib/aotrun/libaotrun_cpu_ref.so lib/aotrun/libaotrun_shim.so \
+           lib/libaotrun_host.so; do
+    check "RUNPATH of $f is \$ORIGIN or empty" bash -c \
+      "r=\$(patchelf --print-rpath '$P/$f'); echo \"\$r\"; [[ -z \"\$r\" || \"\$r\" == '\$ORIGIN' ]]"
+  done
+else
+  echo "SKIP: RUNPATH checks: patchelf is not installed (tools/setup.sh installs it)"
+fi
+
 export PKG_CONFIG_PATH=$P/lib/pkgconfig
 pc() { pkg-config "$@" aotrun; }
 check "pkg-config finds aotrun" pc --exists
