@@ -10,37 +10,27 @@
 #include <string.h>
 
 #include "aot_loader/method_runner.h"
+#include "backend_cuda/graph_shape_cache.h"
 
 #define METHOD_NAME_MAX 128
 #define REASON_MAX 512
 #define REPORT_MAX 2048
-/* A call's shapes as int64s per input: ndim, dtype, then the sizes. */
-#define SIG_STRIDE (2 + AOTRUN_MAX_DIMS)
 
-/* What one capture holds. Nothing here is the graph's until commit. */
+/* What one capture holds. Nothing here is the graph's until commit (the
+ * first launch succeeded; s->shapes records that, with the slot's shapes). */
 typedef struct capture {
   DLTensor *static_inputs;   /* shapes = the capture call's (owned arrays) */
   int64_t *static_shapes;    /* num_inputs * AOTRUN_MAX_DIMS */
   void **static_buffers;     /* num_inputs device buffers */
   AtenTensorHandle *outputs; /* num_outputs handles into the pool */
-  int64_t *sig;              /* the capture call's shape signature */
   void *pool;
   void *graph;
   void *exec;
   size_t static_bytes; /* bytes of the static buffers */
-  uint64_t last_used;  /* LRU clock of the last capture or replay */
   int have_shapes;   /* static_inputs describe a capture call */
   int capturing;     /* begin_capture succeeded, end_capture not yet called */
   int pool_installed;
-  int committed;     /* first launch succeeded: memory is the graph's */
 } capture;
-
-/* A new shape that ran once without a graph: captured on its next call. */
-typedef struct seen_shape {
-  int64_t *sig;
-  uint64_t last_used;
-  int used;
-} seen_shape;
 
 struct aotrun_graph_state {
   aotrun_graph_ops ops;
@@ -56,9 +46,7 @@ struct aotrun_graph_state {
   int max_graphs; /* option cuda_graph_shapes; 0: one graph, refusal */
   char reason[REASON_MAX];
   capture slots[AOTRUN_GRAPH_MAX_SHAPES];
-  seen_shape seen[AOTRUN_GRAPH_MAX_SHAPES];
-  int64_t *call_sig; /* scratch: this call's signature */
-  uint64_t clock;
+  aotrun_graph_shape_cache shapes; /* slot i's shapes, LRU clock, commit */
   size_t num_releases;
   size_t num_replays;
   size_t num_evictions;
@@ -89,9 +77,8 @@ const char *aotrun_graph_phase_name(aotrun_graph_phase phase) {
   return "unknown";
 }
 
-/* Slots in use: one when K = 0, else K. */
-static size_t slot_limit(const aotrun_graph_state *s) {
-  return s->max_graphs > 0 ? (size_t)s->max_graphs : 1;
+static size_t slot_of(const aotrun_graph_state *s, const capture *c) {
+  return (size_t)(c - s->slots);
 }
 
 /* ---- release(): the one way capture state is undone ---- */
@@ -141,7 +128,7 @@ static void release_slot(aotrun_graph_state *s, capture *c) {
   if (c->pool != NULL) s->ops.pool_destroy(s->ops.ctx, c->pool);
   c->pool = NULL;
   free_static_buffers(s, c);
-  c->committed = 0;
+  aotrun_graph_shape_cache_drop(&s->shapes, slot_of(s, c));
   s->ops.clear_error(s->ops.ctx); /* sticky error of a failed capture */
   if (s->ops.is_capturing(s->ops.ctx))
     logf_(s, AOTRUN_LOG_ERROR,
@@ -150,13 +137,9 @@ static void release_slot(aotrun_graph_state *s, capture *c) {
           s->method);
 }
 
-static void forget_seen_shapes(aotrun_graph_state *s) {
-  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) s->seen[i].used = 0;
-}
-
 /* Every graph and every remembered shape. */
 static void release(aotrun_graph_state *s) {
-  forget_seen_shapes(s);
+  aotrun_graph_shape_cache_forget_seen(&s->shapes);
   int any = 0;
   for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
     any |= capture_holds_something(&s->slots[i]);
@@ -173,30 +156,27 @@ static void free_capture_arrays(capture *c) {
   free(c->static_shapes);
   free(c->static_buffers);
   free(c->outputs);
-  free(c->sig);
   memset(c, 0, sizeof *c);
 }
 
 static void free_arrays(aotrun_graph_state *s) {
-  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
     free_capture_arrays(&s->slots[i]);
-    free(s->seen[i].sig);
-  }
-  free(s->call_sig);
+  aotrun_graph_shape_cache_free(&s->shapes);
 }
 
 /* A slot's host arrays, made when it is first used. calloc(0) may return
  * NULL: allocate at least one element. */
-static int capture_arrays(const aotrun_graph_state *s, capture *c) {
+static int capture_arrays(aotrun_graph_state *s, capture *c) {
   if (c->static_inputs != NULL) return 1;
   size_t ni = s->num_inputs + 1;
   c->static_inputs = calloc(ni, sizeof(DLTensor));
   c->static_shapes = calloc(ni * AOTRUN_MAX_DIMS, sizeof(int64_t));
   c->static_buffers = calloc(ni, sizeof(void *));
   c->outputs = calloc(s->num_outputs + 1, sizeof(AtenTensorHandle));
-  c->sig = calloc(ni * SIG_STRIDE, sizeof(int64_t));
   if (c->static_inputs && c->static_shapes && c->static_buffers &&
-      c->outputs && c->sig)
+      c->outputs &&
+      aotrun_graph_shape_cache_reserve(&s->shapes, slot_of(s, c)))
     return 1;
   free_capture_arrays(c);
   return 0;
@@ -235,8 +215,8 @@ aotrun_status aotrun_graph_state_create(const aotrun_graph_ops *ops,
   s->num_inputs = num_inputs;
   s->num_outputs = num_outputs;
   s->phase = AOTRUN_GRAPH_DISABLED;
-  s->call_sig = calloc((num_inputs + 1) * SIG_STRIDE, sizeof(int64_t));
-  if (s->call_sig == NULL || !capture_arrays(s, &s->slots[0])) {
+  if (!aotrun_graph_shape_cache_init(&s->shapes, num_inputs) ||
+      !capture_arrays(s, &s->slots[0])) {
     free_arrays(s);
     free(s);
     goto oom;
@@ -327,49 +307,7 @@ aotrun_status aotrun_graph_state_recapture(aotrun_graph_state *s,
   return AOTRUN_OK;
 }
 
-/* ---- shapes: signatures, the LRU of graphs, remembered new shapes ---- */
-
-/* This call's shapes (rank, dtype, sizes per input) into sig. */
-static aotrun_status make_sig(const aotrun_graph_state *s, const DLTensor *in,
-                              int64_t *sig, aotrun_error *err) {
-  memset(sig, 0, s->num_inputs * SIG_STRIDE * sizeof *sig);
-  for (size_t i = 0; i < s->num_inputs; i++) {
-    if (in[i].ndim < 0 || in[i].ndim > AOTRUN_MAX_DIMS)
-      return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                              "input %zu has %d dims (at most %d)", i,
-                              (int)in[i].ndim, AOTRUN_MAX_DIMS);
-    int64_t *row = sig + i * SIG_STRIDE;
-    row[0] = in[i].ndim;
-    row[1] = (int64_t)in[i].dtype.code | (int64_t)in[i].dtype.bits << 8 |
-             (int64_t)in[i].dtype.lanes << 16;
-    for (int32_t d = 0; d < in[i].ndim; d++) row[2 + d] = in[i].shape[d];
-  }
-  return AOTRUN_OK;
-}
-
-static int same_sig(const aotrun_graph_state *s, const int64_t *a,
-                    const int64_t *b) {
-  return memcmp(a, b, s->num_inputs * SIG_STRIDE * sizeof *a) == 0;
-}
-
-/* The committed graph captured with these shapes, or NULL. */
-static capture *find_graph(aotrun_graph_state *s, const int64_t *sig) {
-  for (size_t i = 0; i < slot_limit(s); i++) {
-    capture *c = &s->slots[i];
-    if (c->committed && same_sig(s, c->sig, sig)) return c;
-  }
-  return NULL;
-}
-
-static capture *lru_graph(aotrun_graph_state *s) {
-  capture *best = NULL;
-  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
-    capture *c = &s->slots[i];
-    if (c->committed && (best == NULL || c->last_used < best->last_used))
-      best = c;
-  }
-  return best;
-}
+/* ---- graph per shape: eviction and the slot of a new capture ---- */
 
 static void evict(aotrun_graph_state *s, capture *c) {
   release_slot(s, c);
@@ -385,46 +323,16 @@ static void evict(aotrun_graph_state *s, capture *c) {
  * capture allocates). NULL when a slot's host arrays cannot be made. */
 static capture *slot_for_capture(aotrun_graph_state *s) {
   capture *c = NULL;
-  for (size_t i = 0; i < slot_limit(s) && c == NULL; i++)
+  size_t limit = aotrun_graph_shape_cache_limit(&s->shapes);
+  for (size_t i = 0; i < limit && c == NULL; i++)
     if (!capture_holds_something(&s->slots[i])) c = &s->slots[i];
   if (c == NULL) {
-    c = lru_graph(s);
-    if (c == NULL) return NULL;
+    int lru = aotrun_graph_shape_cache_lru(&s->shapes);
+    if (lru < 0) return NULL;
+    c = &s->slots[lru];
     evict(s, c);
   }
   return capture_arrays(s, c) ? c : NULL;
-}
-
-static size_t num_graphs(const aotrun_graph_state *s) {
-  size_t n = 0;
-  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
-    n += s->slots[i].committed != 0;
-  return n;
-}
-
-/* Remembered new shapes (at most K, least recently seen replaced). */
-static seen_shape *find_seen(aotrun_graph_state *s, const int64_t *sig) {
-  for (size_t i = 0; i < slot_limit(s); i++)
-    if (s->seen[i].used && same_sig(s, s->seen[i].sig, sig))
-      return &s->seen[i];
-  return NULL;
-}
-
-static void remember_seen(aotrun_graph_state *s, const int64_t *sig) {
-  seen_shape *slot = &s->seen[0];
-  for (size_t i = 0; i < slot_limit(s); i++) {
-    seen_shape *e = &s->seen[i];
-    if (!e->used) {
-      slot = e;
-      break;
-    }
-    if (e->last_used < slot->last_used) slot = e;
-  }
-  size_t bytes = (s->num_inputs + 1) * SIG_STRIDE * sizeof(int64_t);
-  if (slot->sig == NULL && (slot->sig = calloc(1, bytes)) == NULL) return;
-  memcpy(slot->sig, sig, s->num_inputs * SIG_STRIDE * sizeof *sig);
-  slot->used = 1;
-  slot->last_used = ++s->clock;
 }
 
 aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
@@ -439,17 +347,20 @@ aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
                             "(one graph, other shapes refused) to %d",
                             (long long)max_graphs, AOTRUN_GRAPH_MAX_SHAPES);
   s->max_graphs = (int)max_graphs;
-  while (num_graphs(s) > slot_limit(s)) evict(s, lru_graph(s));
+  aotrun_graph_shape_cache *shapes = &s->shapes;
+  size_t limit = max_graphs > 0 ? (size_t)max_graphs : 1; /* K = 0: one */
+  aotrun_graph_shape_cache_set_limit(shapes, limit);
+  while (aotrun_graph_shape_cache_num_graphs(shapes) > limit)
+    evict(s, &s->slots[aotrun_graph_shape_cache_lru(shapes)]);
   /* The graphs left move below the limit (lookups scan only there). */
-  for (size_t i = slot_limit(s), j = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
-    if (!s->slots[i].committed) continue;
-    while (j < slot_limit(s) && capture_holds_something(&s->slots[j])) j++;
+  for (size_t i = limit, j = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
+    if (!aotrun_graph_shape_cache_committed(shapes, i)) continue;
+    while (j < limit && capture_holds_something(&s->slots[j])) j++;
     capture tmp = s->slots[j];
     s->slots[j] = s->slots[i];
     s->slots[i] = tmp;
+    aotrun_graph_shape_cache_swap(shapes, i, j);
   }
-  for (size_t i = slot_limit(s); i < AOTRUN_GRAPH_MAX_SHAPES; i++)
-    s->seen[i].used = 0;
   return AOTRUN_OK;
 }
 
@@ -484,7 +395,8 @@ static aotrun_status make_static_inputs(aotrun_graph_state *s, capture *c,
                                         const DLTensor *in,
                                         aotrun_error *err) {
   c->have_shapes = 1;
-  aotrun_status st = make_sig(s, in, c->sig, err);
+  aotrun_status st =
+      aotrun_graph_shape_cache_key_slot(&s->shapes, slot_of(s, c), in, err);
   for (size_t i = 0; i < s->num_inputs && st == AOTRUN_OK; i++) {
     DLTensor *t = &c->static_inputs[i];
     int64_t *shape = c->static_shapes + i * AOTRUN_MAX_DIMS;
@@ -604,11 +516,11 @@ static aotrun_status capture_call(aotrun_graph_state *s, capture *c,
   }
   st = s->ops.synchronize(s->ops.ctx, &cerr);
   if (st != AOTRUN_OK) return failed_after_launch(s, st, &cerr, err);
-  c->committed = 1; /* the pool and outputs are now the graph's */
-  c->last_used = ++s->clock;
+  /* The pool and outputs are now the graph's. */
+  aotrun_graph_shape_cache_commit(&s->shapes, slot_of(s, c));
   s->phase = AOTRUN_GRAPH_REPLAY;
   logf_(s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph captured (%zu held)",
-        s->method, num_graphs(s));
+        s->method, aotrun_graph_shape_cache_num_graphs(&s->shapes));
   st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
   if (st != AOTRUN_OK)
     logf_(s, AOTRUN_LOG_DEBUG, "method %s failed: %s", s->method,
@@ -663,7 +575,7 @@ static aotrun_status replay(aotrun_graph_state *s, capture *c,
           s->method, err ? err->message : aotrun_status_string(st));
     return st;
   }
-  c->last_used = ++s->clock;
+  aotrun_graph_shape_cache_touch(&s->shapes, slot_of(s, c));
   s->num_replays++;
   return AOTRUN_OK;
 }
@@ -673,13 +585,12 @@ static aotrun_status replay(aotrun_graph_state *s, capture *c,
 static aotrun_status new_shape_call(aotrun_graph_state *s, const DLTensor *in,
                                     size_t n_in, DLTensor *out, size_t n_out,
                                     aotrun_error *err) {
-  seen_shape *seen = find_seen(s, s->call_sig);
-  if (seen == NULL) {
+  if (!aotrun_graph_shape_cache_take_seen(&s->shapes)) {
     aotrun_status st = run_plain(s, in, n_in, out, n_out, err);
-    if (st == AOTRUN_OK) remember_seen(s, s->call_sig); /* failures: no */
+    if (st == AOTRUN_OK) /* failures: no */
+      aotrun_graph_shape_cache_remember_call(&s->shapes);
     return st;
   }
-  seen->used = 0;
   return capture_call(s, slot_for_capture(s), in, n_in, out, n_out, err);
 }
 
@@ -692,10 +603,10 @@ static aotrun_status replay_phase_call(aotrun_graph_state *s,
     if (st != AOTRUN_OK) return st; /* the caller's mistake: no Error log */
     return replay(s, &s->slots[0], in, out, n_out, err);
   }
-  aotrun_status st = make_sig(s, in, s->call_sig, err);
+  aotrun_status st = aotrun_graph_shape_cache_key_call(&s->shapes, in, err);
   if (st != AOTRUN_OK) return st;
-  capture *c = find_graph(s, s->call_sig);
-  if (c != NULL) return replay(s, c, in, out, n_out, err);
+  int i = aotrun_graph_shape_cache_find_graph(&s->shapes);
+  if (i >= 0) return replay(s, &s->slots[i], in, out, n_out, err);
   return new_shape_call(s, in, n_in, out, n_out, err);
 }
 
@@ -765,7 +676,7 @@ size_t aotrun_graph_state_num_evictions(const aotrun_graph_state *s) {
 }
 
 size_t aotrun_graph_state_num_graphs(const aotrun_graph_state *s) {
-  return s ? num_graphs(s) : 0;
+  return s ? aotrun_graph_shape_cache_num_graphs(&s->shapes) : 0;
 }
 
 static size_t capture_bytes(const aotrun_graph_state *s, const capture *c) {
@@ -776,7 +687,8 @@ static size_t capture_bytes(const aotrun_graph_state *s, const capture *c) {
 size_t aotrun_graph_state_graph_bytes(const aotrun_graph_state *s) {
   size_t n = 0;
   for (size_t i = 0; s != NULL && i < AOTRUN_GRAPH_MAX_SHAPES; i++)
-    if (s->slots[i].committed) n += capture_bytes(s, &s->slots[i]);
+    if (aotrun_graph_shape_cache_committed(&s->shapes, i))
+      n += capture_bytes(s, &s->slots[i]);
   return n;
 }
 
@@ -785,47 +697,26 @@ const char *aotrun_graph_state_disabled_reason(const aotrun_graph_state *s) {
   return s->reason;
 }
 
-/* "[1,4] [5]": a graph's input shapes. */
-static size_t put_shapes(const aotrun_graph_state *s, const capture *c,
-                         char *buf, size_t size) {
-  size_t used = 0;
-  for (size_t i = 0; i < s->num_inputs && used < size; i++) {
-    const DLTensor *t = &c->static_inputs[i];
-    used += (size_t)snprintf(buf + used, size - used, "%s[", i ? " " : "");
-    for (int32_t d = 0; d < t->ndim && used < size; d++)
-      used += (size_t)snprintf(buf + used, size - used, "%s%lld",
-                               d ? "," : "", (long long)t->shape[d]);
-    if (used < size) used += (size_t)snprintf(buf + used, size - used, "]");
-  }
-  return used;
-}
-
-/* The committed graph used most recently before `before` (0: any). */
-static const capture *next_mru(const aotrun_graph_state *s, uint64_t before) {
-  const capture *best = NULL;
-  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++) {
-    const capture *c = &s->slots[i];
-    if (!c->committed || (before != 0 && c->last_used >= before)) continue;
-    if (best == NULL || c->last_used > best->last_used) best = c;
-  }
-  return best;
-}
-
 const char *aotrun_graph_state_memory_report(aotrun_graph_state *s) {
   if (s == NULL) return "";
   char *buf = s->report;
-  size_t size = sizeof s->report, n = num_graphs(s);
+  const aotrun_graph_shape_cache *shapes = &s->shapes;
+  size_t size = sizeof s->report;
+  size_t n = aotrun_graph_shape_cache_num_graphs(shapes);
   size_t used = (size_t)snprintf(buf, size, "%zu graph%s, %zu bytes", n,
                                  n == 1 ? "" : "s",
                                  aotrun_graph_state_graph_bytes(s));
   const char *sep = ": ";
-  for (const capture *c = next_mru(s, 0); c != NULL && used < size;
-       c = next_mru(s, c->last_used)) {
+  for (int i = aotrun_graph_shape_cache_next_mru(shapes, -1);
+       i >= 0 && used < size;
+       i = aotrun_graph_shape_cache_next_mru(shapes, i)) {
     used += (size_t)snprintf(buf + used, size - used, "%s", sep);
-    if (used < size) used += put_shapes(s, c, buf + used, size - used);
+    if (used < size)
+      used += aotrun_graph_shape_cache_put_shapes(shapes, (size_t)i,
+                                                  buf + used, size - used);
     if (used < size)
       used += (size_t)snprintf(buf + used, size - used, " %zu",
-                               capture_bytes(s, c));
+                               capture_bytes(s, &s->slots[i]));
     sep = "; ";
   }
   return buf; /* truncated at REPORT_MAX - 1 characters when long */
