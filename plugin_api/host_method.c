@@ -125,6 +125,7 @@ aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
     return s;
   }
   m->backend = b;
+  aotrun_hm_io_learn(&m->io, b, m->handle);
   *out = m;
   return AOTRUN_OK;
 }
@@ -132,6 +133,7 @@ aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
 void aotrun_host_method_close(aotrun_host_method *m) {
   if (m == NULL) return;
   destroy_on(m->backend, m->handle);
+  aotrun_hm_io_free(&m->io);
   for (size_t i = 0; i < m->num_specs; i++) {
     free((char *)m->specs[i].key);
     free((char *)m->specs[i].value);
@@ -153,55 +155,6 @@ const char *aotrun_hm_io_name(const aotrun_host_method *m, int32_t kind,
       info->name == NULL)
     return "?";
   return info->name;
-}
-
-/* What the ABI asks of every tensor (aotrun_plugin.h, "Strides"); with
- * `managed`, outputs whose data is NULL are the backend's to allocate and
- * are not read. */
-aotrun_status aotrun_hm_check_tensors(const aotrun_host_method *m,
-                                      int32_t kind, const DLTensor *t,
-                                      size_t n, int managed) {
-  for (size_t i = 0; i < n; i++) {
-    aotrun_io_info info;
-    if (managed && t[i].data == NULL) continue;
-    if (t[i].ndim < 0 || t[i].ndim > AOTRUN_MAX_DIMS)
-      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
-                              "backend '%s': %s %zu (%s) has rank %d (0..%d)",
-                              m->backend->name, aotrun_hm_kind_name(kind), i,
-                              aotrun_hm_io_name(m, kind, i, &info),
-                              (int)t[i].ndim, AOTRUN_MAX_DIMS);
-    if (t[i].ndim > 0 && t[i].shape == NULL)
-      return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
-                              "backend '%s': %s %zu (%s) has %d dims but no "
-                              "shape array",
-                              m->backend->name, aotrun_hm_kind_name(kind), i,
-                              aotrun_hm_io_name(m, kind, i, &info),
-                              (int)t[i].ndim);
-    if (!aotrun_strides_are_row_major(t[i].ndim, t[i].shape, t[i].strides))
-      return aotrun_host_fail(AOTRUN_ERR_NOT_SUPPORTED,
-                              "backend '%s': %s %zu (%s) is not contiguous "
-                              "(row-major strides are required; NULL strides "
-                              "mean row-major)",
-                              m->backend->name, aotrun_hm_kind_name(kind), i,
-                              aotrun_hm_io_name(m, kind, i, &info));
-  }
-  return AOTRUN_OK;
-}
-
-/* The caller's count of `kind` tensors against the method's (when the
- * plugin can say; otherwise the plugin's execute checks it). */
-aotrun_status aotrun_hm_check_count(const aotrun_host_method *m,
-                                   int32_t kind, size_t given) {
-  size_t want = 0;
-  if (!AOTRUN_BACKEND_CAN(m->backend, get_num_io) ||
-      m->backend->api->get_num_io(m->handle, kind, &want) != AOTRUN_OK ||
-      want == given)
-    return AOTRUN_OK;
-  return aotrun_host_fail(AOTRUN_ERR_INVALID_ARGUMENT,
-                          "backend '%s': execute got %zu %ss, the method "
-                          "takes %zu",
-                          m->backend->name, given, aotrun_hm_kind_name(kind),
-                          want);
 }
 
 aotrun_status aotrun_host_method_execute(aotrun_host_method *m,
@@ -370,6 +323,7 @@ aotrun_status aotrun_host_method_swap_backend(aotrun_host_method *m,
   destroy_on(m->backend, m->handle);
   m->backend = b;
   m->handle = fresh;
+  aotrun_hm_io_learn(&m->io, b, m->handle);
   return AOTRUN_OK;
 }
 

@@ -131,6 +131,22 @@ static void test_execute_checks_tensors(void **state) {
   assert_string_equal(aotrun_host_last_error(),
                       "backend 'minimal': input 0 (x) has 1 dims but no "
                       "shape array");
+  /* A rank other than the declared one, refused by the host: the plugin
+   * would read a shape array of the rank it declared. */
+  vec3_init(&v, 1, 2, 3);
+  int64_t shape2[2] = {3, 1};
+  v.x.ndim = 2;
+  v.x.shape = shape2;
+  assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(aotrun_host_last_error(),
+                      "backend 'minimal': input 0 (x) has rank 2, the method "
+                      "declares 1");
+  vec3_init(&v, 1, 2, 3);
+  v.y.ndim = 0;
+  assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_contains(aotrun_host_last_error(), "output 0 (y) has rank 0, the method declares 1");
   vec3_init(&v, 1, 2, 3);
   v.y.ndim = AOTRUN_MAX_DIMS + 1;
   assert_int_equal(aotrun_host_method_execute(m, &v.x, 1, &v.y, 1),
