@@ -242,8 +242,9 @@ aotrun_status aotrun_host_method_open(const aotrun_registry *registry,
  * can be unloaded once this was the last host method on it. */
 void aotrun_host_method_close(aotrun_host_method *method);
 
-/* Checks every tensor before the plugin sees it: rank 0..AOTRUN_MAX_DIMS,
- * a shape array for rank > 0, and strides NULL or row-major
+/* Checks every tensor before the plugin sees it: the counts and each
+ * tensor's rank against the method's declaration (AOTRUN_ERR_INVALID_ARGUMENT),
+ * rank 0..AOTRUN_MAX_DIMS, a shape array for rank > 0, and strides NULL or row-major
  * (aotrun_strides_are_row_major; AOTRUN_ERR_NOT_SUPPORTED otherwise, the
  * message naming the tensor as the backend's get_io_info names it). */
 aotrun_status aotrun_host_method_execute(aotrun_host_method *method,

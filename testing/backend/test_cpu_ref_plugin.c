@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,6 +381,67 @@ static void test_io_info(void **state) {
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
 
+/* The ABI's failure rules: every error return sets a message, NULL-handle
+ * calls included (last_error(NULL)); the const queries write nothing into
+ * the handle: their failure is this thread's, until its next non-const call
+ * on the handle. */
+static void expect_null_handle(const ctx *c, aotrun_status s,
+                               const char *call) {
+  assert_int_equal(s, AOTRUN_ERR_INVALID_ARGUMENT);
+  char want[96];
+  snprintf(want, sizeof want, "%s: the method handle is NULL", call);
+  assert_string_equal(c->api->last_error(NULL), want);
+}
+
+typedef struct query_thread {
+  const ctx *c;
+  aotrun_status status;
+  char message[256];
+} query_thread;
+
+static void *failing_query(void *p) {
+  query_thread *q = p;
+  aotrun_io_info info = {.struct_size = sizeof info};
+  q->status = q->c->api->get_io_info(q->c->method, AOTRUN_IO_OUTPUT, 9, &info);
+  snprintf(q->message, sizeof q->message, "%s",
+           q->c->api->last_error(q->c->method));
+  return NULL;
+}
+
+static void test_null_handle_and_const_queries(void **state) {
+  ctx *c = *state;
+  call_io t;
+  make_call(&t, 2, 2);
+  expect_null_handle(c, c->api->execute(NULL, t.in, 1, t.out, 2), "execute");
+  size_t n = 7;
+  expect_null_handle(c, c->api->get_num_io(NULL, AOTRUN_IO_INPUT, &n),
+                     "get_num_io");
+  aotrun_io_info info = {.struct_size = sizeof info};
+  expect_null_handle(c, c->api->get_io_info(NULL, AOTRUN_IO_INPUT, 0, &info),
+                     "get_io_info");
+  aotrun_execute_args args = {.struct_size = sizeof args};
+  expect_null_handle(c, c->api->execute_ex(NULL, &args), "execute_ex");
+  expect_null_handle(c, c->api->synchronize(NULL), "synchronize");
+
+  init_forward(c);
+  query_thread q = {.c = c};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, failing_query, &q), 0);
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(q.status, AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(q.message,
+                      "method forward has 2 outputs, index 9 is out of range");
+  /* Not written into the handle: this thread sees no error. */
+  assert_string_equal(c->api->last_error(c->method), "");
+  assert_int_equal(c->api->get_io_info(c->method, AOTRUN_IO_INPUT, 3, &info),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(c->api->last_error(c->method),
+                      "method forward has 1 inputs, index 3 is out of range");
+  /* The next non-const call on the handle is its last call. */
+  assert_int_equal(execute(c, &t), AOTRUN_OK);
+  assert_string_equal(c->api->last_error(c->method), "");
+}
+
 static void test_init_failures_leave_nothing(void **state) {
   ctx *c = *state;
   int temps_before = count_temp_models();
@@ -649,6 +711,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_empty_input_null_data, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_load_report, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_null_handle_and_const_queries,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,8 +177,9 @@ static aotrun_status check_args(aotrun_method *m, aotrun_execute_args *a) {
 
 aotrun_status aotrun_cpu_ref_execute_ex(aotrun_method *m,
                                         aotrun_execute_args *a) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  if (m == NULL) return cpu_ref_null_handle("execute_ex");
   aotrun_error_clear(&m->err);
+  cpu_ref_forget_query_error(m);
   aotrun_status st = check_args(m, a);
   if (st == AOTRUN_OK)
     st = aotrun_method_runner_check_inputs(m->runner, a->inputs,
@@ -195,7 +196,8 @@ aotrun_status aotrun_cpu_ref_execute_ex(aotrun_method *m,
 }
 
 aotrun_status aotrun_cpu_ref_synchronize(aotrun_method *m) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  if (m == NULL) return cpu_ref_null_handle("synchronize");
   aotrun_error_clear(&m->err);
+  cpu_ref_forget_query_error(m);
   return AOTRUN_OK; /* every execute_ex finished before it returned */
 }

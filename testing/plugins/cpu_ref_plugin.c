@@ -21,6 +21,38 @@ static _Thread_local aotrun_error g_init_error;
 
 aotrun_error *cpu_ref_thread_error(void) { return &g_init_error; }
 
+aotrun_status cpu_ref_null_handle(const char *call) {
+  return aotrun_error_set(&g_init_error, AOTRUN_ERR_INVALID_ARGUMENT,
+                          "%s: the method handle is NULL", call);
+}
+
+/* The const queries (get_num_io, get_io_info) never write into the handle
+ * (several threads may query one handle at once): their last failure is
+ * kept per thread with the handle's serial, and last_error(m) on that
+ * thread returns it until the next non-const call on m. */
+static _Thread_local struct {
+  uint64_t serial; /* 0: none */
+  aotrun_error err;
+} tls_query;
+
+static uint64_t next_serial(void) {
+  static _Atomic uint64_t counter;
+  return ++counter;
+}
+
+void cpu_ref_forget_query_error(const aotrun_method *m) {
+  if (tls_query.serial == m->serial) tls_query.serial = 0;
+}
+
+static aotrun_status query_result(const aotrun_method *m, aotrun_status st,
+                                  const aotrun_error *e) {
+  if (st != AOTRUN_OK) {
+    tls_query.serial = m->serial;
+    tls_query.err = *e;
+  }
+  return st;
+}
+
 /* The backend object (backend_data): what the backend is, read through
  * `self`; cpu_ref has no backend-wide state that changes. */
 typedef struct cpu_ref_backend {
@@ -53,6 +85,7 @@ static aotrun_status cpu_ref_init(const aotrun_host_api *host,
   if (m == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "init: out of memory");
+  m->serial = next_serial();
   aotrun_method_runner_config config = {
       .host = host,
       .manifest = processed,
@@ -72,14 +105,16 @@ static aotrun_status cpu_ref_init(const aotrun_host_api *host,
 static aotrun_status cpu_ref_execute(aotrun_method *m, const DLTensor *inputs,
                                      size_t num_inputs, DLTensor *outputs,
                                      size_t num_outputs) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
+  if (m == NULL) return cpu_ref_null_handle("execute");
   aotrun_error_clear(&m->err);
+  cpu_ref_forget_query_error(m);
   return aotrun_method_runner_run(m->runner, inputs, num_inputs, outputs,
                                   num_outputs, NULL, &m->err);
 }
 
 static void cpu_ref_destroy(aotrun_method *m) {
   if (m == NULL) return;
+  cpu_ref_forget_query_error(m);
   aotrun_method_runner_destroy(m->runner);
   free(m);
 }
@@ -98,6 +133,7 @@ static aotrun_status no_such_option(aotrun_method *m, const char *key) {
 
 static aotrun_status cpu_ref_set_option(aotrun_method *m,
                                         const aotrun_option *option) {
+  if (m != NULL) cpu_ref_forget_query_error(m);
   const char *key = option != NULL ? option->key : NULL;
   if (key != NULL && strcmp(key, LOAD_REPORT) == 0)
     return aotrun_error_set(m != NULL ? &m->err : &g_init_error,
@@ -108,6 +144,7 @@ static aotrun_status cpu_ref_set_option(aotrun_method *m,
 
 static aotrun_status cpu_ref_get_option(aotrun_method *m, const char *key,
                                         aotrun_option *out) {
+  if (m != NULL) cpu_ref_forget_query_error(m);
   if (key == NULL || strcmp(key, LOAD_REPORT) != 0)
     return no_such_option(m, key);
   if (m == NULL)
@@ -126,20 +163,25 @@ static aotrun_status cpu_ref_get_option(aotrun_method *m, const char *key,
 
 static aotrun_status cpu_ref_get_num_io(const aotrun_method *m, int32_t kind,
                                         size_t *count) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
-  return aotrun_method_runner_num_io(m->runner, kind, count,
-                                     (aotrun_error *)&m->err);
+  if (m == NULL) return cpu_ref_null_handle("get_num_io");
+  aotrun_error e = {0};
+  return query_result(
+      m, aotrun_method_runner_num_io(m->runner, kind, count, &e), &e);
 }
 
 static aotrun_status cpu_ref_get_io_info(const aotrun_method *m, int32_t kind,
                                          size_t index, aotrun_io_info *out) {
-  if (m == NULL) return AOTRUN_ERR_INVALID_ARGUMENT;
-  return aotrun_method_runner_io_info(m->runner, kind, index, out,
-                                      (aotrun_error *)&m->err);
+  if (m == NULL) return cpu_ref_null_handle("get_io_info");
+  aotrun_error e = {0};
+  return query_result(
+      m, aotrun_method_runner_io_info(m->runner, kind, index, out, &e), &e);
 }
 
 static const char *cpu_ref_last_error(const aotrun_method *m) {
-  return m != NULL ? m->err.message : g_init_error.message;
+  if (m == NULL) return g_init_error.message;
+  if (tls_query.serial != 0 && tls_query.serial == m->serial)
+    return tls_query.err.message;
+  return m->err.message;
 }
 
 /* ---- ABI 1.1 context members ---- */
