@@ -583,6 +583,22 @@ typedef struct aotrun_align_i64_ {
   AOTRUN_ALIGN_UP_(AOTRUN_OPTION_INT_OFFSET_ + 8 + AOTRUN_PTR_SIZE_, \
                    AOTRUN_MAX_(AOTRUN_PTR_SIZE_, AOTRUN_I64_ALIGN_))
 
+/* The 1.1 structs (backend_info, device_info, execute_args), as 1.1
+ * defines them: a caller or plugin of a later minor compares struct_size
+ * against these to know which members the other side has. */
+#define AOTRUN_BACKEND_INFO_SIZE_1_1 ((size_t)8 + 3 * AOTRUN_PTR_SIZE_)
+#define AOTRUN_DEVICE_INFO_MEMORY_OFFSET_ AOTRUN_ALIGN_UP_(24, AOTRUN_I64_ALIGN_)
+#define AOTRUN_DEVICE_INFO_SIZE_1_1                                         \
+  AOTRUN_ALIGN_UP_(AOTRUN_DEVICE_INFO_MEMORY_OFFSET_ + 16 +                 \
+                       AOTRUN_DEVICE_NAME_SIZE,                             \
+                   AOTRUN_I64_ALIGN_)
+#define AOTRUN_EXECUTE_ARGS_REPORT_OFFSET_ \
+  AOTRUN_ALIGN_UP_(8 + 6 * AOTRUN_PTR_SIZE_, AOTRUN_I64_ALIGN_)
+#define AOTRUN_EXECUTE_ARGS_SIZE_1_1                                     \
+  AOTRUN_ALIGN_UP_(AOTRUN_EXECUTE_ARGS_REPORT_OFFSET_ + 16 +             \
+                       8 * AOTRUN_MAX_DIMS,                              \
+                   AOTRUN_MAX_(AOTRUN_PTR_SIZE_, AOTRUN_I64_ALIGN_))
+
 #ifdef __cplusplus
 #define AOTRUN_STATIC_ASSERT_(c, m) static_assert(c, m)
 #else
@@ -661,12 +677,27 @@ AOTRUN_ASSERT_AT_(aotrun_io_info, shape, AOTRUN_IO_INFO_SHAPE_OFFSET_);
 AOTRUN_STATIC_ASSERT_(sizeof(aotrun_io_info) == AOTRUN_IO_INFO_SIZE_1_0,
                       "aotrun ABI: io_info 1.0 size");
 
+AOTRUN_ASSERT_AT_(aotrun_backend_info, reserved_, 4);
 AOTRUN_ASSERT_AT_(aotrun_backend_info, version, 8);
+AOTRUN_ASSERT_AT_(aotrun_backend_info, vendor, 8 + AOTRUN_P_);
 AOTRUN_ASSERT_AT_(aotrun_backend_info, build, 8 + 2 * AOTRUN_P_);
+AOTRUN_STATIC_ASSERT_(sizeof(aotrun_backend_info) ==
+                          AOTRUN_BACKEND_INFO_SIZE_1_1,
+                      "aotrun ABI: backend_info 1.1 size");
+AOTRUN_ASSERT_AT_(aotrun_device_info, device_type, 4);
+AOTRUN_ASSERT_AT_(aotrun_device_info, device_id, 8);
+AOTRUN_ASSERT_AT_(aotrun_device_info, compute_major, 12);
+AOTRUN_ASSERT_AT_(aotrun_device_info, compute_minor, 16);
+AOTRUN_ASSERT_AT_(aotrun_device_info, reserved_, 20);
 AOTRUN_ASSERT_AT_(aotrun_device_info, total_memory,
-                  AOTRUN_ALIGN_UP_(24, AOTRUN_I64_ALIGN_));
+                  AOTRUN_DEVICE_INFO_MEMORY_OFFSET_);
+AOTRUN_ASSERT_AT_(aotrun_device_info, free_memory,
+                  AOTRUN_DEVICE_INFO_MEMORY_OFFSET_ + 8);
 AOTRUN_ASSERT_AT_(aotrun_device_info, name,
-                  AOTRUN_ALIGN_UP_(24, AOTRUN_I64_ALIGN_) + 16);
+                  AOTRUN_DEVICE_INFO_MEMORY_OFFSET_ + 16);
+AOTRUN_STATIC_ASSERT_(sizeof(aotrun_device_info) ==
+                          AOTRUN_DEVICE_INFO_SIZE_1_1,
+                      "aotrun ABI: device_info 1.1 size");
 AOTRUN_ASSERT_AT_(aotrun_execute_args, flags, 4);
 AOTRUN_ASSERT_AT_(aotrun_execute_args, inputs, 8);
 AOTRUN_ASSERT_AT_(aotrun_execute_args, num_inputs, 8 + AOTRUN_P_);
@@ -675,7 +706,16 @@ AOTRUN_ASSERT_AT_(aotrun_execute_args, num_outputs, 8 + 3 * AOTRUN_P_);
 AOTRUN_ASSERT_AT_(aotrun_execute_args, stream, 8 + 4 * AOTRUN_P_);
 AOTRUN_ASSERT_AT_(aotrun_execute_args, managed_outputs, 8 + 5 * AOTRUN_P_);
 AOTRUN_ASSERT_AT_(aotrun_execute_args, too_small_output,
-                  AOTRUN_ALIGN_UP_(8 + 6 * AOTRUN_P_, AOTRUN_I64_ALIGN_));
+                  AOTRUN_EXECUTE_ARGS_REPORT_OFFSET_);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, needed_ndim,
+                  AOTRUN_EXECUTE_ARGS_REPORT_OFFSET_ + 8);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, reserved_,
+                  AOTRUN_EXECUTE_ARGS_REPORT_OFFSET_ + 12);
+AOTRUN_ASSERT_AT_(aotrun_execute_args, needed_shape,
+                  AOTRUN_EXECUTE_ARGS_REPORT_OFFSET_ + 16);
+AOTRUN_STATIC_ASSERT_(sizeof(aotrun_execute_args) ==
+                          AOTRUN_EXECUTE_ARGS_SIZE_1_1,
+                      "aotrun ABI: execute_args 1.1 size");
 
 /* DLPack 0.6 layout (unchanged through 1.x). */
 AOTRUN_STATIC_ASSERT_(sizeof(DLDataType) == 4 && sizeof(DLDevice) == 8,
