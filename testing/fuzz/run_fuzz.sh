@@ -43,7 +43,7 @@ sources_for() {
       plugin_api/backend_option_buf.c \
       plugin_api/backend_loader.c plugin_api/backend_registry.c \
       plugin_api/backend_unload.c \
-      plugin_api/host_logger.c plugin_api/host_method.c \
+      plugin_api/host_logger.c plugin_api/host_method.c plugin_api/host_method_io.c \
       plugin_api/host_execute_ex.c \
       plugin_api/program_dir.c plugin_api/host_error.c plugin_api/host_file.c \
       testing/backend/program_fixture.c ;;

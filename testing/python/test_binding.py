@@ -331,7 +331,7 @@ def test_shape_errors(prog):
     assert "input 0 (x) has size 5 in dim 1, expected 4" in str(e.value)
     with pytest.raises(aotrun.InvalidArgumentError) as e:
         prog.run("forward", np.ones((2, 4, 1), np.float32))
-    assert "input 0 (x) has 3 dims, expected 2" in str(e.value)
+    assert "input 0 (x) has rank 3, the method declares 2" in str(e.value)
 
 
 def test_input_count_errors(prog):
