@@ -3,7 +3,6 @@
 #include "backend_cuda/cuda_method_internal.h"
 
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "aot_loader/method_runner.h"
+#include "aot_loader/query_error.h"
 #include "backend_cuda/cuda_availability.h"
 #include "backend_cuda/cuda_backend_life.h"
 #include "backend_cuda/cuda_device_scope.h"
@@ -29,22 +29,10 @@
 _Static_assert(AOTRUN_CUDA_MAX_GRAPH_SHAPES == AOTRUN_GRAPH_MAX_SHAPES,
               "cuda_graph_shapes' limit is the graph state's");
 
-/* The const queries (get_num_io, get_io_info) never write into the handle
- * (several threads may query one handle at once): their last failure is
- * kept per thread with the handle it came from, and last_error(m) on that
- * thread returns it until the next call on m. */
-static _Thread_local struct {
-  uint64_t serial; /* 0: none */
-  aotrun_error err;
-} tls_query;
-
-static uint64_t next_serial(void) {
-  static _Atomic uint64_t counter;
-  return ++counter;
-}
-
+/* The const queries keep their failures apart from the handle
+ * (aot_loader/query_error.h). */
 void aotrun_cuda_method_forget_query_error(const aotrun_method *m) {
-  if (tls_query.serial == m->serial) tls_query.serial = 0;
+  aotrun_query_error_forget(m->serial);
 }
 #define forget_query_error aotrun_cuda_method_forget_query_error
 
@@ -166,7 +154,7 @@ static aotrun_status create_on_device(const aotrun_host_api *host,
   aotrun_cuda_method_born(); /* balanced by destroy, also below */
   m->host = host;
   m->device = device;
-  m->serial = next_serial();
+  m->serial = aotrun_query_serial_next();
   snprintf(m->device_str, sizeof m->device_str, "cuda:%d", device);
   m->opts = *defaults;
   aotrun_cuda_timing_init(&m->timing);
@@ -377,35 +365,25 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
   return AOTRUN_OK;
 }
 
-/* Keeps a const query's failure for last_error(m) on this thread. */
-static aotrun_status query_result(const aotrun_method *m, aotrun_status st,
-                                  const aotrun_error *e) {
-  if (st != AOTRUN_OK) {
-    tls_query.serial = m->serial;
-    tls_query.err = *e;
-  }
-  return st;
-}
-
 aotrun_status aotrun_cuda_method_num_io(const aotrun_method *m, int32_t kind,
                                         size_t *count) {
   if (m == NULL) return aotrun_cuda_null_handle("get_num_io");
   aotrun_error e = {0};
-  return query_result(
-      m, aotrun_method_runner_num_io(m->runner, kind, count, &e), &e);
+  return aotrun_query_error_keep(
+      m->serial, aotrun_method_runner_num_io(m->runner, kind, count, &e), &e);
 }
 
 aotrun_status aotrun_cuda_method_io_info(const aotrun_method *m, int32_t kind,
                                          size_t index, aotrun_io_info *out) {
   if (m == NULL) return aotrun_cuda_null_handle("get_io_info");
   aotrun_error e = {0};
-  return query_result(
-      m, aotrun_method_runner_io_info(m->runner, kind, index, out, &e), &e);
+  return aotrun_query_error_keep(
+      m->serial,
+      aotrun_method_runner_io_info(m->runner, kind, index, out, &e), &e);
 }
 
 const char *aotrun_cuda_method_last_error(const aotrun_method *m) {
   if (m == NULL) return aotrun_cuda_thread_error()->message;
-  if (tls_query.serial != 0 && tls_query.serial == m->serial)
-    return tls_query.err.message;
-  return m->err.message;
+  const char *kept = aotrun_query_error_message(m->serial);
+  return kept != NULL ? kept : m->err.message;
 }

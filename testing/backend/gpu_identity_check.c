@@ -23,9 +23,15 @@
  *              with --input/--expected (static output shapes): one execute
  *              succeeds and restores the caller's device too; with device
  *              "N": INVALID_ARGUMENT naming the value and count
+ *   queries    the const queries (get_num_io, get_io_info) write nothing
+ *              into the handle: a failing query on a second thread is that
+ *              thread's last_error(m), never this thread's; this thread's
+ *              own failing query is its last_error(m) until the next
+ *              non-const call (an execute with --input/--expected)
  * Exit 0 pass, 1 fail, 2 usage, 77 skip.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +262,60 @@ static void check_init(const aotrun_backend *b, program *p,
   cudaSetDevice(0);
 }
 
+/* ---- const queries: failures per thread, nothing written into m ---- */
+
+typedef struct query_thread {
+  const aotrun_backend_api *t;
+  const aotrun_method *m;
+  aotrun_status status;
+  char message[256];
+} query_thread;
+
+static void *failing_query(void *p) {
+  query_thread *q = p;
+  aotrun_io_info info = {.struct_size = sizeof info};
+  q->status = q->t->get_io_info(q->m, AOTRUN_IO_OUTPUT, 9999, &info);
+  snprintf(q->message, sizeof q->message, "%s", q->t->last_error(q->m));
+  return NULL;
+}
+
+static void check_queries(const aotrun_backend *b, program *p,
+                          const char *method, const io_files *f) {
+  const aotrun_backend_api *t = aotrun_backend_table(b);
+  const aotrun_host_api *h = aotrun_program_dir_host_api(p->dir);
+  aotrun_key_value specs[1] = {{"method", method}};
+  aotrun_method *m = NULL;
+  if (t->init_ex(t, h, p->manifest, p->size, specs, 1, &m) != AOTRUN_OK) {
+    check(0, "queries: init: %s", t->last_error(NULL));
+    return;
+  }
+  query_thread q = {.t = t, .m = m};
+  pthread_t th;
+  int started = pthread_create(&th, NULL, failing_query, &q) == 0;
+  if (started) pthread_join(th, NULL);
+  check(started && q.status == AOTRUN_ERR_INVALID_ARGUMENT &&
+            strstr(q.message, "index 9999 is out of range") != NULL,
+        "queries: a failing get_io_info on a second thread is its own "
+        "last_error: \"%s\"", q.message);
+  check(strcmp(t->last_error(m), "") == 0,
+        "queries: this thread's last_error(m) untouched by it: \"%s\"",
+        t->last_error(m));
+  size_t n = 0;
+  aotrun_status s = t->get_num_io(m, 5, &n);
+  char mine[256];
+  snprintf(mine, sizeof mine, "%s", t->last_error(m));
+  check(s == AOTRUN_ERR_INVALID_ARGUMENT && strstr(mine, "io kind 5") != NULL,
+        "queries: this thread's failing get_num_io is its last_error: "
+        "\"%s\"", mine);
+  if (f->num_inputs > 0) {
+    s = execute_files(t, m, f);
+    check(s == AOTRUN_OK && strcmp(t->last_error(m), "") == 0,
+          "queries: the next execute (%s) ends the kept failure: \"%s\"",
+          aotrun_status_string(s), t->last_error(m));
+  }
+  t->destroy(m);
+}
+
 /* Relabels every embedded CUDA ELF image for SM `sm`; returns how many. */
 static int relabel_cubins(unsigned char *p, size_t n, unsigned sm) {
   int count = 0;
@@ -410,6 +470,7 @@ int main(int argc, char **argv) {
   } else {
     check_can_run(b, &p, method, n);
     check_init(b, &p, method, n, &files);
+    check_queries(b, &p, method, &files);
     check_other_arch(b, argv[2], &p, method);
   }
   program_close(&p);

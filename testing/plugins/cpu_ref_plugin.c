@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "aot_loader/global_symbols.h"
+#include "aot_loader/query_error.h"
 #include "testing/plugins/cpu_ref_identity.h"
 #include "testing/plugins/cpu_ref_plugin.h"
 
@@ -26,31 +27,10 @@ aotrun_status cpu_ref_null_handle(const char *call) {
                           "%s: the method handle is NULL", call);
 }
 
-/* The const queries (get_num_io, get_io_info) never write into the handle
- * (several threads may query one handle at once): their last failure is
- * kept per thread with the handle's serial, and last_error(m) on that
- * thread returns it until the next non-const call on m. */
-static _Thread_local struct {
-  uint64_t serial; /* 0: none */
-  aotrun_error err;
-} tls_query;
-
-static uint64_t next_serial(void) {
-  static _Atomic uint64_t counter;
-  return ++counter;
-}
-
+/* The const queries keep their failures apart from the handle
+ * (aot_loader/query_error.h). */
 void cpu_ref_forget_query_error(const aotrun_method *m) {
-  if (tls_query.serial == m->serial) tls_query.serial = 0;
-}
-
-static aotrun_status query_result(const aotrun_method *m, aotrun_status st,
-                                  const aotrun_error *e) {
-  if (st != AOTRUN_OK) {
-    tls_query.serial = m->serial;
-    tls_query.err = *e;
-  }
-  return st;
+  aotrun_query_error_forget(m->serial);
 }
 
 /* The backend object (backend_data): what the backend is, read through
@@ -85,7 +65,7 @@ static aotrun_status cpu_ref_init(const aotrun_host_api *host,
   if (m == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "init: out of memory");
-  m->serial = next_serial();
+  m->serial = aotrun_query_serial_next();
   aotrun_method_runner_config config = {
       .host = host,
       .manifest = processed,
@@ -165,23 +145,23 @@ static aotrun_status cpu_ref_get_num_io(const aotrun_method *m, int32_t kind,
                                         size_t *count) {
   if (m == NULL) return cpu_ref_null_handle("get_num_io");
   aotrun_error e = {0};
-  return query_result(
-      m, aotrun_method_runner_num_io(m->runner, kind, count, &e), &e);
+  return aotrun_query_error_keep(
+      m->serial, aotrun_method_runner_num_io(m->runner, kind, count, &e), &e);
 }
 
 static aotrun_status cpu_ref_get_io_info(const aotrun_method *m, int32_t kind,
                                          size_t index, aotrun_io_info *out) {
   if (m == NULL) return cpu_ref_null_handle("get_io_info");
   aotrun_error e = {0};
-  return query_result(
-      m, aotrun_method_runner_io_info(m->runner, kind, index, out, &e), &e);
+  return aotrun_query_error_keep(
+      m->serial,
+      aotrun_method_runner_io_info(m->runner, kind, index, out, &e), &e);
 }
 
 static const char *cpu_ref_last_error(const aotrun_method *m) {
   if (m == NULL) return g_init_error.message;
-  if (tls_query.serial != 0 && tls_query.serial == m->serial)
-    return tls_query.err.message;
-  return m->err.message;
+  const char *kept = aotrun_query_error_message(m->serial);
+  return kept != NULL ? kept : m->err.message;
 }
 
 /* ---- ABI 1.1 context members ---- */
