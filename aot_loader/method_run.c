@@ -10,6 +10,10 @@
 
 #include "aot_loader/fault_point.h"
 
+/* Up to this many inputs/outputs, per-call arrays live on the stack (no
+ * heap allocation on the execute path). */
+#define STACK_IO 16
+
 /* ---- input handles ------------------------------------------------------ */
 
 static aotrun_status shim_failed(aotrun_error *err, aotrun_status code,
@@ -190,14 +194,18 @@ aotrun_status aotrun_method_runner_run_handles(aotrun_method_runner *r,
                                                aotrun_error *err) {
   aotrun_status st = check_handle_args(r, num_inputs, num_outputs, err);
   if (st != AOTRUN_OK) return st;
-  AtenTensorHandle *h = calloc(num_inputs + 1, sizeof *h);
+  /* On the stack for the usual counts: no heap work per call. */
+  AtenTensorHandle stack[STACK_IO + 1] = {0};
+  AtenTensorHandle *h = num_inputs <= STACK_IO
+                            ? stack
+                            : calloc(num_inputs + 1, sizeof *h);
   if (h == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory running %s", r->method);
   st = input_handles(r, inputs, num_inputs, stream, 0, h, err);
   if (st == AOTRUN_OK)
     st = run_model(r, h, num_inputs, outputs, num_outputs, stream, err);
-  free(h);
+  if (h != stack) free(h);
   return st;
 }
 
@@ -351,9 +359,6 @@ static aotrun_status synchronize(aotrun_method_runner *r, void *stream,
   return AOTRUN_OK;
 }
 
-/* Up to this many inputs/outputs, per-call arrays live on the stack (no
- * heap allocation on the execute path). */
-#define STACK_IO 16
 
 static int kept_output(const aotrun_runner_call *call, const DLTensor *dst) {
   return call != NULL && call->kept != NULL && dst->data == NULL;

@@ -92,34 +92,58 @@ static void *malloc_async(int dev, size_t rounded, void *stream) {
   return p;
 }
 
-static void *default_alloc(void *ctx, size_t bytes, void *stream) {
-  (void)ctx;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
+/* A miss makes `dev` current for cudaMallocAsync (a stream's allocations
+ * come from its device's pool) and restores the caller's device. */
+static void *alloc_miss(int dev, size_t rounded, void *stream) {
+  aotrun_device_scope scope;
+  if (aotrun_cuda_device_enter("the device allocator", dev, &scope))
+    return NULL;
+  configure_default_pool(dev);
+  void *p = malloc_async(dev, rounded, stream);
+  if (p != NULL) (void)aotrun_block_cache_note_live(p, rounded);
+  aotrun_cuda_device_exit(&scope);
+  return p;
+}
+
+void *aotrun_default_alloc_on(int dev, size_t bytes, void *stream) {
   size_t rounded = aotrun_block_cache_round(bytes);
   if (rounded == 0) {
     aotrun_shim_fail("cannot allocate %zu bytes: too large", bytes);
     return NULL;
   }
+  /* A cached block needs no CUDA call at all (not even cudaGetDevice). */
   void *p = aotrun_block_cache_take(dev, stream, rounded);
-  if (p != NULL) return p;
-  configure_default_pool(dev);
-  p = malloc_async(dev, rounded, stream);
-  if (p != NULL) (void)aotrun_block_cache_note_live(p, rounded);
-  return p;
+  return p != NULL ? p : alloc_miss(dev, rounded, stream);
+}
+
+void aotrun_default_free_on(int dev, void *ptr, void *stream) {
+  if (aotrun_block_cache_put(dev, stream, ptr)) return;
+  aotrun_device_scope scope;
+  int entered = aotrun_cuda_device_enter("aoti_torch_delete_tensor_object",
+                                         dev, &scope) == 0;
+  cudaError_t e = cudaFreeAsync(ptr, (cudaStream_t)stream);
+  if (entered) aotrun_cuda_device_exit(&scope);
+  if (e != cudaSuccess) {
+    /* Frees run in destructors: report, never fail the caller. */
+    fprintf(stderr, "aotrun warning: cudaFreeAsync(%p) failed: %s (%d)\n",
+            ptr, cudaGetErrorString(e), (int)e);
+  }
+}
+
+/* Through the public hook (a caller holding the table): on the current
+ * device. The shim's own storage calls the _on forms with its device. */
+static void *default_alloc(void *ctx, size_t bytes, void *stream) {
+  (void)ctx;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
+  return aotrun_default_alloc_on(dev, bytes, stream);
 }
 
 static void default_free(void *ctx, void *ptr, void *stream) {
   (void)ctx;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
-  if (aotrun_block_cache_put(dev, stream, ptr)) return;
-  cudaError_t e = cudaFreeAsync(ptr, (cudaStream_t)stream);
-  if (e != cudaSuccess) {
-    /* Frees run in destructors: report, never fail the caller. */
-    fprintf(stderr, "aotrun warning: cudaFreeAsync(%p) failed: %s (%d)\n",
-            ptr, cudaGetErrorString(e), (int)e);
-  }
+  aotrun_default_free_on(dev, ptr, stream);
 }
 
 static const aotrun_shim_allocator kDefault = {NULL, default_alloc,
@@ -130,6 +154,10 @@ static _Thread_local int tls_has_allocator;
 
 const aotrun_shim_allocator *aotrun_default_allocator(void) {
   return &kDefault;
+}
+
+int aotrun_is_default_allocator(const aotrun_shim_allocator *a) {
+  return a->alloc == default_alloc && a->free == default_free;
 }
 
 const aotrun_shim_allocator *aotrun_thread_allocator(void) {

@@ -47,16 +47,26 @@ static AOTITorchError alloc_host(const char *fn, aotrun_storage *s,
   return AOTI_TORCH_SUCCESS;
 }
 
-static AOTITorchError alloc_device(const char *fn, aotrun_storage *s) {
+/* The allocator with the storage's device current (a custom one needs
+ * it; the default one switches only on a cache miss, see allocator.h). */
+static void *device_alloc(const char *fn, const aotrun_shim_allocator *a,
+                          aotrun_storage *s) {
+  void *stream = aotrun_cuda_stream_for(s->device_index);
+  if (aotrun_is_default_allocator(a))
+    return aotrun_default_alloc_on(s->device_index, s->nbytes, stream);
   aotrun_device_scope scope;
-  if (aotrun_cuda_device_enter(fn, s->device_index, &scope))
-    return AOTI_TORCH_FAILURE;
+  if (aotrun_cuda_device_enter(fn, s->device_index, &scope)) return NULL;
+  void *p = a->alloc(a->ctx, s->nbytes, stream);
+  aotrun_cuda_device_exit(&scope);
+  return p;
+}
+
+static AOTITorchError alloc_device(const char *fn, aotrun_storage *s) {
   const aotrun_shim_allocator *a = aotrun_thread_allocator();
   aotrun_shim_clear_error();
-  s->data = a->alloc(a->ctx, s->nbytes, aotrun_cuda_stream_for(s->device_index));
-  aotrun_cuda_device_exit(&scope);
+  s->data = device_alloc(fn, a, s);
   if (!s->data) {
-    /* The allocator may have said why (the default one does). */
+    /* The allocator (or the device switch) may have said why. */
     char why[512];
     snprintf(why, sizeof why, "%s", aotrun_shim_last_error());
     return aotrun_shim_fail("%s: cannot allocate %zu bytes on cuda:%d%s%s", fn,
@@ -114,11 +124,15 @@ void aotrun_storage_retain(aotrun_storage *s) {
 static void free_device(aotrun_storage *s) {
   /* Stream-ordered on the current stream: kernels queued there may still
    * read this memory. */
+  void *stream = aotrun_cuda_stream_for(s->device_index);
+  if (aotrun_is_default_allocator(&s->allocator)) {
+    aotrun_default_free_on(s->device_index, s->data, stream);
+    return;
+  }
   aotrun_device_scope scope;
   int entered = aotrun_cuda_device_enter("aoti_torch_delete_tensor_object",
                                          s->device_index, &scope) == 0;
-  s->allocator.free(s->allocator.ctx, s->data,
-                    aotrun_cuda_stream_for(s->device_index));
+  s->allocator.free(s->allocator.ctx, s->data, stream);
   if (entered) aotrun_cuda_device_exit(&scope);
 }
 

@@ -135,8 +135,7 @@ int aotrun_shim_tensor_owns_memory(AtenTensorHandle h) {
     case AOTRUN_MEM_HOST:
     case AOTRUN_MEM_PINNED: return 1;
     case AOTRUN_MEM_DEVICE:
-      return s->allocator.alloc == aotrun_default_allocator()->alloc &&
-             s->allocator.free == aotrun_default_allocator()->free;
+      return aotrun_is_default_allocator(&s->allocator);
     case AOTRUN_MEM_BORROWED: break;
   }
   return 0;

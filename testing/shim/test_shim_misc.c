@@ -172,7 +172,8 @@ static void test_cuda_tensor_without_gpu(void **state) {
   int64_t size = 4, one = 1;
   AtenTensorHandle t = (AtenTensorHandle)1;
   ASSERT_FAILS_WITH(aoti_torch_empty_strided(1, &size, &one, 6, 1, 0, &t),
-                    "aoti_torch_empty_strided: cudaGetDevice failed");
+                    "aoti_torch_empty_strided: cannot allocate 16 bytes on "
+                    "cuda:0: the device allocator: cudaGetDevice failed");
   assert_null(t);
   ASSERT_FAILS_WITH(aoti_torch_empty_strided_pinned(1, &size, &one, 6, 0, 0, &t),
                     "aoti_torch_empty_strided_pinned: cudaMallocHost failed");
@@ -193,7 +194,10 @@ static void test_cuda_tensor_without_gpu(void **state) {
   ASSERT_FAILS_WITH(aoti_torch_copy_(host, t, 0), "aoti_torch_copy_");
   ASSERT_FAILS_WITH(aoti_torch_zero_(t), "aoti_torch_zero_: cudaGetDevice failed");
   aoti_torch_delete_tensor_object(e);
-  ASSERT_FAILS_WITH(aoti_torch_clone(t, &e), "aoti_torch_clone: aoti_torch_empty_strided: cudaGetDevice failed");
+  ASSERT_FAILS_WITH(aoti_torch_clone(t, &e),
+                    "aoti_torch_clone: aoti_torch_empty_strided: cannot "
+                    "allocate 16 bytes on cuda:0: the device allocator: "
+                    "cudaGetDevice failed");
   assert_null(e);
   aoti_torch_delete_tensor_object(t);
   aoti_torch_delete_tensor_object(host);
