@@ -123,6 +123,13 @@ void aotrun_runner_note_weight_bytes(aotrun_method_runner *r,
   aotrun_load_report_text(rep->weights_path, sizeof rep->weights_path, path);
 }
 
+void aotrun_method_runner_note_call(aotrun_method_runner *r, int64_t start) {
+  if (r == NULL || r->report.phase_ns[AOTRUN_LOAD_FIRST_RUN] >= 0) return;
+  aotrun_load_report_add(&r->report, AOTRUN_LOAD_FIRST_RUN, start);
+  /* Out of memory: the load's report stays (first_run_ns null). */
+  atomic_store(&r->report_after_run, aotrun_load_report_json(&r->report));
+}
+
 void aotrun_runner_finish_report(aotrun_method_runner *r, int64_t start) {
   aotrun_load_report *rep = &r->report;
   aotrun_load_report_text(rep->method, sizeof rep->method, r->method);

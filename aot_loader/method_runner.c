@@ -51,6 +51,7 @@ void aotrun_method_runner_destroy(aotrun_method_runner *r) {
   aotrun_program_destroy(r->program);
   free_io(r);
   free(r->report_json);
+  free(atomic_load(&r->report_after_run));
   free(r->method);
   free(r);
 }
@@ -342,7 +343,10 @@ size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *r) {
 }
 
 const char *aotrun_method_runner_load_report(const aotrun_method_runner *r) {
-  return r != NULL && r->report_json != NULL ? r->report_json : "";
+  if (r == NULL) return "";
+  const char *after = atomic_load(&r->report_after_run);
+  if (after != NULL) return after;
+  return r->report_json != NULL ? r->report_json : "";
 }
 
 const char *aotrun_method_runner_method(const aotrun_method_runner *r) {

@@ -109,10 +109,18 @@ int aotrun_method_runner_has_run_single_threaded(
     const aotrun_method_runner *runner);
 
 /* The load report (docs/loading.md): one JSON object with the time of
- * each load phase and the bytes kept, owned by the runner. "" when it
- * could not be made (out of memory). */
+ * each load phase and the bytes kept, owned by the runner (valid until
+ * destroy). "" when it could not be made (out of memory). first_run_ns is
+ * null until the backend notes the first call below. */
 const char *aotrun_method_runner_load_report(
     const aotrun_method_runner *runner);
+
+/* A backend calls this at the end of every successful execute or
+ * execute_ex with the call's start (aotrun_load_clock_ns() on entry): the
+ * first one's wall time becomes the report's first_run_ns; later calls
+ * cost one branch. */
+void aotrun_method_runner_note_call(aotrun_method_runner *runner,
+                                    int64_t start_ns);
 
 /* get_num_io / get_io_info of the plugin ABI. */
 aotrun_status aotrun_method_runner_num_io(const aotrun_method_runner *runner,

@@ -7,6 +7,8 @@
 #ifndef AOTRUN_METHOD_RUNNER_INTERNAL_H
 #define AOTRUN_METHOD_RUNNER_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "aot_loader/load_report.h"
 #include "aot_loader/method_runner.h"
 #include "aot_loader/method_weights.h"
@@ -35,6 +37,10 @@ struct aotrun_method_runner {
   int library_temp_file;
   aotrun_load_report report;
   char *report_json; /* malloc'd at the end of create */
+  /* The report again once the first call is timed (first_run_ns), made
+   * once; a reader on another thread may still hold report_json, so both
+   * live until destroy. */
+  _Atomic(char *) report_after_run;
 };
 
 /* ---- method_load.c: the load's checks and report ---- */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_loader/load_report.h"
 #include "backend_cuda/cuda_device_ops.h"
 #include "backend_cuda/cuda_device_scope.h"
 #include "backend_cuda/cuda_execute_args.h"
@@ -126,6 +127,7 @@ static aotrun_status execute_ex(aotrun_method *m,
 aotrun_status aotrun_cuda_method_execute_ex(aotrun_method *m,
                                             aotrun_execute_args *args) {
   if (m == NULL) return aotrun_cuda_null_handle("execute_ex");
+  int64_t start = aotrun_load_clock_ns();
   aotrun_error_clear(&m->err);
   aotrun_cuda_method_forget_query_error(m);
   aotrun_cuda_call_args a;
@@ -151,6 +153,7 @@ aotrun_status aotrun_cuda_method_execute_ex(aotrun_method *m,
   if (st == AOTRUN_ERR_OUTPUT_TOO_SMALL)
     aotrun_cuda_execute_args_report(args, &call);
   if (kept != NULL && kept != stack) free(kept);
+  if (st == AOTRUN_OK) aotrun_method_runner_note_call(m->runner, start);
   return st;
 }
 

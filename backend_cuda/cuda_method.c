@@ -230,6 +230,7 @@ aotrun_status aotrun_cuda_method_execute(aotrun_method *m,
                                          const DLTensor *inputs, size_t ni,
                                          DLTensor *outputs, size_t no) {
   if (m == NULL) return aotrun_cuda_null_handle("execute");
+  int64_t start = aotrun_load_clock_ns();
   aotrun_error_clear(&m->err);
   forget_query_error(m);
   /* Calls may come from any host thread: the method's device for the
@@ -239,6 +240,7 @@ aotrun_status aotrun_cuda_method_execute(aotrun_method *m,
   if (st != AOTRUN_OK) return st;
   st = aotrun_cuda_method_run(m, inputs, ni, outputs, no, NULL);
   aotrun_cuda_device_leave(&scope);
+  if (st == AOTRUN_OK) aotrun_method_runner_note_call(m->runner, start);
   return st;
 }
 

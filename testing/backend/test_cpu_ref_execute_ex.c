@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "plugin_api/aotrun_host.h"
 #include "testing/backend/program_fixture.h"
 
@@ -217,6 +219,42 @@ static void test_failure_leaves_no_managed_output(void **state) {
   assert_int_equal(c->args.too_small_output, -1);
 }
 
+/* The load report's first_run_ns: null until the first successful call;
+ * a too-small refusal is not it; execute_ex's first success is. */
+static int first_run_is_null(ctx *c, double *value) {
+  aotrun_option out;
+  assert_int_equal(
+      aotrun_host_method_get_option(c->method, "load_report", &out),
+      AOTRUN_OK);
+  cJSON *r = cJSON_Parse(out.string_value);
+  assert_non_null(r);
+  cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "first_run_ns");
+  int null = cJSON_IsNull(v);
+  if (!null) {
+    assert_true(cJSON_IsNumber(v));
+    *value = v->valuedouble;
+  }
+  cJSON_Delete(r);
+  return null;
+}
+
+static void test_first_run_in_load_report(void **state) {
+  ctx *c = *state;
+  double first = 0, again = 0;
+  assert_true(first_run_is_null(c, &first));
+  make_call(c, 4, 2);
+  assert_int_equal(run(c), AOTRUN_ERR_OUTPUT_TOO_SMALL);
+  assert_true(first_run_is_null(c, &first));
+  make_call(c, 2, 2);
+  assert_int_equal(run(c), AOTRUN_OK);
+  assert_false(first_run_is_null(c, &first));
+  assert_true(first > 0);
+  make_call(c, 2, 2);
+  assert_int_equal(run(c), AOTRUN_OK);
+  assert_false(first_run_is_null(c, &again));
+  assert_true(again == first);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s PLUGIN.so FIXTURE_MODEL.so\n", argv[0]);
@@ -226,6 +264,8 @@ int main(int argc, char **argv) {
   g_model_path = argv[2];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_managed_output, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_first_run_in_load_report, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_all_managed_async, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_output_too_small, setup, teardown),

@@ -634,7 +634,39 @@ static void test_load_report(void **state) {
   }
   assert_true(number(r, "dlopen_ns") > 0);
   assert_true(number(r, "total_ns") >= sum);
+  /* No call yet: first_run_ns is null. */
   assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r, "first_run_ns")));
+  double total = number(r, "total_ns");
+  cJSON_Delete(r);
+  /* A failed call is not the first run; the first successful one is, and
+   * later calls leave it. The string read before stays valid. */
+  const char *before = out.string_value;
+  call_io t;
+  make_call(&t, 3, 2); /* 3 rows into room for 2: refused */
+  assert_int_equal(execute(c, &t), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_int_equal(c->api->get_option(c->method, "load_report", &out),
+                   AOTRUN_OK);
+  r = cJSON_Parse(out.string_value);
+  assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r, "first_run_ns")));
+  cJSON_Delete(r);
+  double first = 0;
+  for (int call = 0; call < 3; call++) {
+    make_call(&t, 2, 2);
+    assert_int_equal(execute(c, &t), AOTRUN_OK);
+    assert_int_equal(c->api->get_option(c->method, "load_report", &out),
+                     AOTRUN_OK);
+    r = cJSON_Parse(out.string_value);
+    assert_non_null(r);
+    double now = number(r, "first_run_ns");
+    assert_true(now > 0);
+    if (call == 0) first = now;
+    assert_true(now == first);
+    assert_true(number(r, "total_ns") == total); /* the load's alone */
+    cJSON_Delete(r);
+  }
+  r = cJSON_Parse(before);
+  assert_non_null(r);
+  assert_true(number(r, "total_ns") == total);
   cJSON_Delete(r);
   /* Read-only, and only on a method. */
   aotrun_option set = {"load_report", AOTRUN_OPTION_STRING, 0, 0, "x"};

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "aot_loader/dl_dtype.h"
+#include "aot_loader/load_report.h"
 #include "testing/plugins/cpu_ref_plugin.h"
 
 #define ARGS_HAS(a, member) AOTRUN_TABLE_HAS_2_(a, member)
@@ -178,6 +179,7 @@ static aotrun_status check_args(aotrun_method *m, aotrun_execute_args *a) {
 aotrun_status aotrun_cpu_ref_execute_ex(aotrun_method *m,
                                         aotrun_execute_args *a) {
   if (m == NULL) return cpu_ref_null_handle("execute_ex");
+  int64_t start = aotrun_load_clock_ns();
   aotrun_error_clear(&m->err);
   cpu_ref_forget_query_error(m);
   aotrun_status st = check_args(m, a);
@@ -192,6 +194,7 @@ aotrun_status aotrun_cpu_ref_execute_ex(aotrun_method *m,
                                         &m->err);
   if (st == AOTRUN_OK) st = finish(m, handles, a, dst);
   aotrun_method_runner_delete_handles(handles, a->num_outputs);
+  if (st == AOTRUN_OK) aotrun_method_runner_note_call(m->runner, start);
   return st;
 }
 

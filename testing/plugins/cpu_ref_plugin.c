@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "aot_loader/global_symbols.h"
+#include "aot_loader/load_report.h"
 #include "aot_loader/query_error.h"
 #include "testing/plugins/cpu_ref_identity.h"
 #include "testing/plugins/cpu_ref_plugin.h"
@@ -86,10 +87,13 @@ static aotrun_status cpu_ref_execute(aotrun_method *m, const DLTensor *inputs,
                                      size_t num_inputs, DLTensor *outputs,
                                      size_t num_outputs) {
   if (m == NULL) return cpu_ref_null_handle("execute");
+  int64_t start = aotrun_load_clock_ns();
   aotrun_error_clear(&m->err);
   cpu_ref_forget_query_error(m);
-  return aotrun_method_runner_run(m->runner, inputs, num_inputs, outputs,
-                                  num_outputs, NULL, &m->err);
+  aotrun_status st = aotrun_method_runner_run(
+      m->runner, inputs, num_inputs, outputs, num_outputs, NULL, &m->err);
+  if (st == AOTRUN_OK) aotrun_method_runner_note_call(m->runner, start);
+  return st;
 }
 
 static void cpu_ref_destroy(aotrun_method *m) {
