@@ -3,13 +3,16 @@
 # testing/gpu/build_gpu_bundle.sh: BUNDLE/bin/aotrun with example_program/
 # and example_program_cuda/ beside it, the plugins in BUNDLE/lib), on the GPU
 # machine. Checks that the CUDA part ran: the CUDA example's outputs match
-# the CPU run, one latency line without and one with CUDA graphs. Prints the
+# the CPU run, one latency line without and one with CUDA graphs, no log
+# line (AOTRUN_LOG_LEVEL=info) printed twice. Prints the
 # demo's output (also to LOG), then "demo: N passed, M failed"; exit 1 on a
 # failure. Called by run_gpu_check.sh (part "demo").
 set -uo pipefail
 B=${1:?usage: check_demo.sh BUNDLE [LOG]}
 LOG=${2:-/dev/null}
-out=$("$B/bin/aotrun" demo --plugin "$B/lib/libaotrun_cpu_ref.so" \
+# At info level: each log line must come out once (issue 14: a fallback's
+# Info line was printed twice).
+out=$(AOTRUN_LOG_LEVEL=info "$B/bin/aotrun" demo --plugin "$B/lib/libaotrun_cpu_ref.so" \
   --plugin "$B/lib/libaotrun_cuda.so" --backend cpu_ref 2>&1)
 rc=$?
 printf '%s\n' "$out" | tee "$LOG"
@@ -31,5 +34,7 @@ check "latency line with CUDA graphs" \
   has '^latency with CUDA graphs: median [0-9.]+ us \(p90 [0-9.]+ us\) over 1000 calls, speed-up [0-9.]+x'
 check "outputs after the graph calls match" \
   has '^output 0 after the graph calls matches the host reference'
+dups=$(grep '^\[aotrun ' <<<"$out" | sort | uniq -d)
+check "each log line printed once (repeated: ${dups:-none})" test -z "$dups"
 echo "demo: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -125,5 +125,34 @@ expect 2 env AOTRUN_CUDART="$TMP/no/libcudart.so" AOTRUN_EXAMPLE_PROGRAM="$SCALE
   AOTRUN_EXAMPLE_PROGRAM_CUDA="$SCALE" "$AOTRUN" demo --plugin "$MIN" --plugin "$FAKE"
 has "aotrun: --device-io: cannot load the CUDA runtime ($TMP/no/libcudart.so"
 
+# ---- each log line printed once, at the most verbose level: a line the
+# CLI, the host library or a plugin logs must not come out twice (issue 14:
+# a fallback's Info line was printed twice), nor once per call.
+# once WHAT: no "[aotrun ...]" line of $out repeats.
+once() {
+  checks=$((checks + 1))
+  local dup
+  dup=$(grep '^\[aotrun ' <<<"$out" | sort | uniq -d)
+  [[ -z "$dup" ]] || fail "$1: log lines printed more than once: $dup"
+}
+printf '\x93NUMPY\x01\x00\x76\x00{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (2, 4), }%*s\n' 58 '' > "$TMP/x.npy"
+head -c 32 /dev/zero >> "$TMP/x.npy"
+expect 0 env AOTRUN_LOG_LEVEL=debug "$AOTRUN" run "$EX" --plugin "$CPU_REF" \
+  --plugin "$CUDA" --input "$TMP/x.npy" --calls 3
+once "run --calls 3"
+checks=$((checks + 1))
+[[ $(grep -c '^\[aotrun INFO\] using backend cpu_ref for ' <<<"$out") -eq 1 ]] \
+  || fail "run --calls 3: not one 'using backend' line: $out"
+expect 0 env AOTRUN_LOG_LEVEL=debug "$AOTRUN" bench "$EX" --plugin "$CPU_REF" \
+  --input "$TMP/x.npy" --iterations 20 --warmup 2
+once "bench"
+expect 0 env AOTRUN_LOG_LEVEL=debug AOTRUN_EXAMPLE_PROGRAM="$EX" "$AOTRUN" demo \
+  --plugin "$CPU_REF" --plugin "$CUDA"
+once "demo"
+fake_demo "$FAKE" 0
+out=$(AOTRUN_LOG_LEVEL=debug AOTRUN_CUDART="$FAKE_RT" AOTRUN_EXAMPLE_PROGRAM="$SCALE" \
+  AOTRUN_EXAMPLE_PROGRAM_CUDA="$SCALE" "$AOTRUN" demo --plugin "$MIN" --plugin "$FAKE" 2>&1)
+once "demo with the made-up cuda plugin (1,100 calls per part)"
+
 echo "RESULT: $((checks - failures)) passed, $failures failed, $skipped skipped"
 [[ $failures -eq 0 ]]
