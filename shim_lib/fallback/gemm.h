@@ -87,6 +87,13 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_gemm_addmm_act_check(
     AtenTensorHandle mat2, int64_t *out_sizes, int32_t *dtype,
     int32_t *device);
 
+/* How cuBLAS reads one input operand (gemm_run.c prepares it). */
+typedef struct aotrun_fb_operand {
+  const char *data;
+  int64_t ld, batch_stride;
+  int32_t op; /* cublasOperation_t: CUBLAS_OP_N row-major, _T col-major */
+} aotrun_fb_operand;
+
 /* Queues the GEMM on the calling thread's current stream. */
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_gemm_run(aotrun_fb_gemm *g);
 

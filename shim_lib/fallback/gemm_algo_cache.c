@@ -7,6 +7,7 @@
 
 typedef struct slot {
   int used;
+  int has_algo; /* 0: "no algorithm" */
   aotrun_fb_algo_key key;
   cublasLtMatmulAlgo_t algo;
 } slot;
@@ -35,17 +36,18 @@ static slot *probe(const aotrun_fb_algo_key *key) {
   return NULL;
 }
 
-int aotrun_fb_algo_cache_find(const aotrun_fb_algo_key *key,
-                              cublasLtMatmulAlgo_t *algo) {
+aotrun_fb_algo_answer aotrun_fb_algo_cache_find(const aotrun_fb_algo_key *key,
+                                                cublasLtMatmulAlgo_t *algo) {
+  aotrun_fb_algo_answer a = AOTRUN_FB_ALGO_UNKNOWN;
   pthread_mutex_lock(&g_lock);
   slot *s = probe(key);
-  int found = s != NULL && s->used;
-  if (found) {
-    *algo = s->algo;
+  if (s != NULL && s->used) {
+    a = s->has_algo ? AOTRUN_FB_ALGO_FOUND : AOTRUN_FB_ALGO_NONE;
+    if (s->has_algo) *algo = s->algo;
     g_hits++;
   }
   pthread_mutex_unlock(&g_lock);
-  return found;
+  return a;
 }
 
 void aotrun_fb_algo_cache_put(const aotrun_fb_algo_key *key,
@@ -55,8 +57,9 @@ void aotrun_fb_algo_cache_put(const aotrun_fb_algo_key *key,
   /* Keep one slot free so a probe always ends at an empty slot or its key. */
   if (s != NULL && !s->used && g_size < AOTRUN_FB_ALGO_CACHE_SLOTS - 1) {
     s->used = 1;
+    s->has_algo = algo != NULL;
     s->key = *key;
-    s->algo = *algo;
+    if (algo != NULL) s->algo = *algo;
     g_size++;
   }
   pthread_mutex_unlock(&g_lock);

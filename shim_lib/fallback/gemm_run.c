@@ -1,8 +1,9 @@
 /* gemm_run.c: runs an aotrun_fb_gemm with cuBLAS on the current stream
  * (where ATen uses cuBLASLt -- _addmm_activation, and addmm with a bias that
  * is one contiguous row -- cuBLASLt with the RELU / GELU(tanh) / BIAS
- * epilogue, its heuristic's answer cached per problem (gemm_algo_cache.h);
- * elsewhere a plain GEMM and then the activation kernel, as ATen).
+ * epilogue (gemm_lt.c); elsewhere a plain GEMM -- cublasGemmEx, or
+ * cuBLASLt without an epilogue where AOTRUN_GEMM_LT=1 -- and then the
+ * activation kernel, as ATen).
  *
  * cuBLAS is column-major; a row-major C = A @ B is the column-major
  * C^T = B^T @ A^T, so B goes first. Each operand is used in place when it is
@@ -21,7 +22,7 @@
 #include "shim_lib/fallback/fallback_kernels.h"
 #include "shim_lib/fallback/fallback_temp.h"
 #include "shim_lib/fallback/gemm.h"
-#include "shim_lib/fallback/gemm_algo_cache.h"
+#include "shim_lib/fallback/gemm_lt.h"
 
 static aotrun_fb_matrix transposed(const aotrun_fb_matrix *x) {
   aotrun_fb_matrix t = *x;
@@ -46,12 +47,7 @@ static int col_major_ld(const aotrun_fb_matrix *x, int64_t *ld) {
   return row_major_ld(&t, ld);
 }
 
-/* How cuBLAS reads one input operand. */
-typedef struct operand {
-  const char *data;
-  int64_t ld, batch_stride;
-  cublasOperation_t op; /* CUBLAS_OP_N: row-major; CUBLAS_OP_T: col-major */
-} operand;
+typedef aotrun_fb_operand operand;
 
 static int operand_in_place(const aotrun_fb_matrix *x, operand *o) {
   if (x->batch_stride < 0) return 0;
@@ -159,22 +155,13 @@ static AOTITorchError copy_matrix(const aotrun_fb_gemm *g,
                         g->out_elem_size, stream);
 }
 
-static cudaDataType_t cuda_type(int32_t dtype) {
-  switch (dtype) {
-    case AOTRUN_FB_FLOAT64: return CUDA_R_64F;
-    case AOTRUN_FB_FLOAT16: return CUDA_R_16F;
-    case AOTRUN_FB_BFLOAT16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
-  }
-}
-
 /* Column-major C^T (n x m) = op(B)^T-ish (n x k) * op(A) (k x m). */
 static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
                                   const operand *a, const operand *b,
                                   const aotrun_fb_matrix *c, int64_t ldc,
                                   double beta) {
-  cudaDataType_t t = cuda_type(g->dtype);
-  cudaDataType_t tc = cuda_type(g->out_dtype);
+  cudaDataType_t t = aotrun_fb_cuda_type(g->dtype);
+  cudaDataType_t tc = aotrun_fb_cuda_type(g->out_dtype);
   int dbl = g->dtype == AOTRUN_FB_FLOAT64;
   float alpha_f = (float)g->alpha, beta_f = (float)beta;
   const void *alpha = dbl ? (const void *)&g->alpha : (const void *)&alpha_f;
@@ -183,12 +170,13 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
   cublasComputeType_t ct = dbl ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
   cublasStatus_t st;
   if (g->batch == 1)
-    st = cublasGemmEx_64(h, b->op, a->op, g->n, g->m, g->k, alpha, b->data, t,
+    st = cublasGemmEx_64(h, (cublasOperation_t)b->op, (cublasOperation_t)a->op, g->n, g->m, g->k, alpha, b->data, t,
                          b->ld, a->data, t, a->ld, betap, c->data, tc, ldc, ct,
                          CUBLAS_GEMM_DEFAULT);
   else
     st = cublasGemmStridedBatchedEx_64(
-        h, b->op, a->op, g->n, g->m, g->k, alpha, b->data, t, b->ld,
+        h, (cublasOperation_t)b->op, (cublasOperation_t)a->op, g->n, g->m,
+        g->k, alpha, b->data, t, b->ld,
         b->batch_stride, a->data, t, a->ld, a->batch_stride, betap, c->data, tc,
         ldc, c->batch_stride, g->batch, ct, CUBLAS_GEMM_DEFAULT);
   if (st != CUBLAS_STATUS_SUCCESS)
@@ -199,165 +187,6 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
   return AOTI_TORCH_SUCCESS;
 }
 
-/* Largest power of two (at most 256) dividing the address: the alignment
- * cuBLASLt's heuristic must assume (its default is 256). */
-static uint32_t alignment_of(const void *p) {
-  uintptr_t a = (uintptr_t)p;
-  uint32_t al = 1;
-  while (al < 256 && (a & ((uintptr_t)al * 2 - 1)) == 0) al *= 2;
-  return al;
-}
-
-#define LT_CHECK(call, what)                                              \
-  do {                                                                    \
-    cublasStatus_t st_ = (call);                                          \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                   \
-      err = aotrun_shim_fail("%s: cuBLASLt %s failed (m=%lld n=%lld "      \
-                             "k=%lld): %s",                               \
-                             g->op, what, (long long)g->m,                \
-                             (long long)g->n, (long long)g->k,            \
-                             cublasGetStatusString(st_));                 \
-      goto done;                                                          \
-    }                                                                     \
-  } while (0)
-
-/* The same column-major product as call_cublas (batch 1) through
- * cublasLtMatmul with an epilogue: D = act(alpha * op(B) op(A) + beta * C
- * [+ bias]), C == D. bias_vec: NULL, or n contiguous values (one per
- * column of the row-major result) for the BIAS epilogues. */
-static AOTITorchError call_cublaslt(const aotrun_fb_gemm *g,
-                                    cudaStream_t stream, const operand *a,
-                                    const operand *b,
-                                    const aotrun_fb_matrix *c, int64_t ldc,
-                                    double beta, const void *bias_vec) {
-  AOTITorchError err = AOTI_TORCH_SUCCESS;
-  cublasLtHandle_t lt = NULL;
-  void *ws = NULL;
-  size_t ws_bytes = 0;
-  err = aotrun_fb_cublaslt_acquire(g->op, g->device, stream, &lt, &ws,
-                                   &ws_bytes);
-  if (err) return err;
-  cublasLtMatmulDesc_t desc = NULL;
-  cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
-  cublasLtMatmulPreference_t pref = NULL;
-  cudaDataType_t t = cuda_type(g->dtype);
-  cudaDataType_t tc = cuda_type(g->out_dtype);
-  int dbl = g->dtype == AOTRUN_FB_FLOAT64;
-  float alpha_f = (float)g->alpha, beta_f = (float)beta;
-  const void *alpha = dbl ? (const void *)&g->alpha : (const void *)&alpha_f;
-  const void *betap = dbl ? (const void *)&beta : (const void *)&beta_f;
-  LT_CHECK(cublasLtMatmulDescCreate(&desc,
-                                    dbl ? CUBLAS_COMPUTE_64F
-                                        : CUBLAS_COMPUTE_32F,
-                                    dbl ? CUDA_R_64F : CUDA_R_32F),
-           "descriptor");
-  cublasOperation_t ta = b->op, tb = a->op;
-  LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                          &ta, sizeof ta),
-           "TRANSA");
-  LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                          &tb, sizeof tb),
-           "TRANSB");
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-  if (g->act == AOTRUN_FB_ACT_RELU)
-    epi = bias_vec ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  else if (g->act == AOTRUN_FB_ACT_GELU_TANH)
-    epi = bias_vec ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  else if (bias_vec)
-    epi = CUBLASLT_EPILOGUE_BIAS;
-  LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                          &epi, sizeof epi),
-           "EPILOGUE");
-  if (bias_vec)
-    LT_CHECK(cublasLtMatmulDescSetAttribute(
-                 desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_vec,
-                 sizeof bias_vec),
-             "BIAS_POINTER");
-  /* Stored shapes (column-major): first operand B' is n x k (op N) or
-   * k x n (op T), second A' is k x m or m x k, C is n x m. */
-  uint64_t ar = b->op == CUBLAS_OP_N ? g->n : g->k;
-  uint64_t ac = b->op == CUBLAS_OP_N ? g->k : g->n;
-  uint64_t br = a->op == CUBLAS_OP_N ? g->k : g->m;
-  uint64_t bc = a->op == CUBLAS_OP_N ? g->m : g->k;
-  LT_CHECK(cublasLtMatrixLayoutCreate(&la, t, ar, ac, b->ld), "layout A");
-  LT_CHECK(cublasLtMatrixLayoutCreate(&lb, t, br, bc, a->ld), "layout B");
-  LT_CHECK(cublasLtMatrixLayoutCreate(&lc, tc, (uint64_t)g->n,
-                                      (uint64_t)g->m, ldc),
-           "layout C");
-  LT_CHECK(cublasLtMatmulPreferenceCreate(&pref), "preference");
-  uint64_t wsb = ws_bytes;
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-               pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
-               sizeof wsb),
-           "workspace preference");
-  uint32_t al_a = alignment_of(b->data), al_b = alignment_of(a->data),
-           al_c = alignment_of(c->data);
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a,
-               sizeof al_a),
-           "alignment A");
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b,
-               sizeof al_b),
-           "alignment B");
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c,
-               sizeof al_c),
-           "alignment C");
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-               pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c,
-               sizeof al_c),
-           "alignment D");
-  aotrun_fb_algo_key key;
-  memset(&key, 0, sizeof key);
-  key.device = g->device;
-  key.dtype = g->dtype;
-  key.out_dtype = g->out_dtype;
-  key.trans_a = (int32_t)ta;
-  key.trans_b = (int32_t)tb;
-  key.epilogue = (int32_t)epi;
-  key.m = g->m;
-  key.n = g->n;
-  key.k = g->k;
-  key.lda = b->ld;
-  key.ldb = a->ld;
-  key.ldc = ldc;
-  key.align_a = al_a;
-  key.align_b = al_b;
-  key.align_c = al_c;
-  key.has_bias = bias_vec != NULL;
-  key.workspace_bytes = ws_bytes;
-  cublasLtMatmulAlgo_t algo;
-  if (!aotrun_fb_algo_cache_find(&key, &algo)) {
-    cublasLtMatmulHeuristicResult_t heur;
-    int found = 0;
-    memset(&heur, 0, sizeof heur);
-    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1,
-                                            &heur, &found),
-             "heuristic query");
-    if (found < 1) {
-      err = aotrun_shim_fail(
-          "%s: cuBLASLt has no algorithm for this GEMM with epilogue %d "
-          "(m=%lld n=%lld k=%lld)",
-          g->op, (int)epi, (long long)g->m, (long long)g->n, (long long)g->k);
-      goto done;
-    }
-    algo = heur.algo;
-    aotrun_fb_algo_cache_put(&key, &algo);
-  }
-  LT_CHECK(cublasLtMatmul(lt, desc, alpha, b->data, la, a->data, lb, betap,
-                          c->data, lc, c->data, lc, &algo, ws, ws_bytes,
-                          stream),
-           "matmul");
-done:
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  if (lc) cublasLtMatrixLayoutDestroy(lc);
-  if (lb) cublasLtMatrixLayoutDestroy(lb);
-  if (la) cublasLtMatrixLayoutDestroy(la);
-  if (desc) cublasLtMatmulDescDestroy(desc);
-  return err;
-}
-#undef LT_CHECK
 
 /* Whether ATen 2.11 runs this _addmm_activation through cuBLASLt with the
  * activation in the epilogue (isInputCompliesAddmmCudaLt for a new
@@ -384,6 +213,34 @@ static const void *bias_vector(const aotrun_fb_gemm *g, int transposed) {
   if (g->bias_row_stride != 0 || (g->n > 1 && g->bias_col_stride != 1))
     return NULL;
   return g->bias_data;
+}
+
+/* cublasGemmEx (strided-batched for a batch), then, for an activation
+ * ATen does not fuse, its separate relu_ / gelu_(x, "tanh") (batch 1). */
+static AOTITorchError plain_gemm(const aotrun_fb_gemm *g,
+                                 const aotrun_fb_gemm *p, cudaStream_t stream,
+                                 const operand *a, const operand *b,
+                                 const aotrun_fb_matrix *target, int64_t ldc,
+                                 double beta) {
+  cublasHandle_t h = NULL;
+  AOTITorchError err = aotrun_fb_cublas_acquire(g->op, g->device, stream, &h);
+  if (!err) err = call_cublas(p, h, a, b, target, ldc, beta);
+  return err;
+}
+
+/* The activation ATen applies after a plain GEMM (batch 1). */
+static AOTITorchError separate_activation(const aotrun_fb_gemm *g,
+                                          const aotrun_fb_gemm *p,
+                                          const aotrun_fb_matrix *target,
+                                          int64_t ldc, cudaStream_t stream) {
+  cudaError_t e = aotrun_fb_gemm_activation(
+      target->data, g->out_dtype, p->m, p->n, ldc,
+      g->act == AOTRUN_FB_ACT_GELU_TANH, stream);
+  if (e != cudaSuccess)
+    return aotrun_shim_fail("%s: the %s kernel failed to launch: %s", g->op,
+                            g->act == AOTRUN_FB_ACT_GELU_TANH ? "gelu" : "relu",
+                            cudaGetErrorString(e));
+  return AOTI_TORCH_SUCCESS;
 }
 
 /* Everything after the early exits; scratch is owned by the caller. */
@@ -434,26 +291,22 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   if (!err) err = prepare_operand(&p, temps, "a GEMM operand", &p.b, stream, &b);
   if (err) return err;
 
-  int use_lt = lt_compliant(g) &&
-               (g->act != AOTRUN_FB_ACT_NONE || bias_vec != NULL);
-  if (use_lt) {
-    err = call_cublaslt(&p, stream, &a, &b, &target, ldc, beta, bias_vec);
-  } else {
-    cublasHandle_t h = NULL;
-    err = aotrun_fb_cublas_acquire(g->op, g->device, stream, &h);
-    if (!err) err = call_cublas(&p, h, &a, &b, &target, ldc, beta);
-    if (!err && g->act != AOTRUN_FB_ACT_NONE) {
-      /* batch 1 here: ATen's separate relu_ / gelu_(x, "tanh"). */
-      cudaError_t e = aotrun_fb_gemm_activation(
-          target.data, g->out_dtype, p.m, p.n, ldc,
-          g->act == AOTRUN_FB_ACT_GELU_TANH, stream);
-      if (e != cudaSuccess)
-        err = aotrun_shim_fail("%s: the %s kernel failed to launch: %s", g->op,
-                               g->act == AOTRUN_FB_ACT_GELU_TANH ? "gelu"
-                                                                 : "relu",
-                               cudaGetErrorString(e));
-    }
+  int fused = lt_compliant(g) &&
+              (g->act != AOTRUN_FB_ACT_NONE || bias_vec != NULL);
+  int ran = 0;
+  if (fused) {
+    err = aotrun_fb_gemm_lt(&p, stream, &a, &b, &target, ldc, beta, bias_vec,
+                            0, &ran);
+  } else if (aotrun_fb_plain_lt_ok(&p, &a, &b, target.batch_stride)) {
+    /* No epilogue: an unfused activation is ATen's separate kernel. */
+    aotrun_fb_gemm q = p;
+    q.act = AOTRUN_FB_ACT_NONE;
+    err = aotrun_fb_gemm_lt(&q, stream, &a, &b, &target, ldc, beta, NULL, 1,
+                            &ran);
   }
+  if (!err && !ran) err = plain_gemm(g, &p, stream, &a, &b, &target, ldc, beta);
+  if (!err && !fused && g->act != AOTRUN_FB_ACT_NONE)
+    err = separate_activation(g, &p, &target, ldc, stream);
   if (err) return err;
 
   if (copy_back) {

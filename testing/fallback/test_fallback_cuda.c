@@ -16,6 +16,8 @@
 
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/fallback_abi.h"
+#include "shim_lib/fallback/gemm_algo_cache.h"
+#include "shim_lib/fallback/gemm_lt.h"
 #include "testing/fallback/fallback_test_util.h"
 
 static int g_gpu;
@@ -746,6 +748,42 @@ static void test_index_refused_in_capture(void **state) {
   cudaStreamDestroy(s);
 }
 
+/* With AOTRUN_GEMM_LT=1 (run_gpu_check.sh runs this binary a second time
+ * so): a plain mm goes through cuBLASLt, asks the heuristic once per
+ * problem and then answers from the cache; results stay right, batched
+ * too. Skipped (with the reason) when the option is off. */
+static void test_mm_through_cublaslt_cached(void **state) {
+  (void)state;
+  REQUIRE_GPU();
+  if (!aotrun_fb_plain_lt_enabled()) {
+    print_message("skipped: AOTRUN_GEMM_LT is not 1 (plain GEMMs on "
+                  "cublasGemmEx)\n");
+    skip();
+  }
+  uint64_t seed = 11;
+  fb_tensor a, b, out;
+  make_matrix(&a, FB_F32, 0, 24, 40, L_CONTIG, 0, &seed);
+  make_matrix(&b, FB_F32, 0, 40, 56, L_TRANS, 0, &seed);
+  make_matrix(&out, FB_F32, 0, 24, 56, L_CONTIG, 0, NULL);
+  int size0 = aotrun_fb_algo_cache_size();
+  assert_int_equal(aoti_torch_cuda_mm_out(out.handle, a.handle, b.handle),
+                   AOTI_TORCH_SUCCESS);
+  int size1 = aotrun_fb_algo_cache_size();
+  uint64_t hits1 = aotrun_fb_algo_cache_hits();
+  if (size1 != size0 + 1)
+    fail_msg("the first mm of a new shape cached %d answers (want 1)",
+             size1 - size0);
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(aoti_torch_cuda_mm_out(out.handle, a.handle, b.handle),
+                     AOTI_TORCH_SUCCESS);
+  assert_int_equal(aotrun_fb_algo_cache_size(), size1);
+  assert_true(aotrun_fb_algo_cache_hits() >= hits1 + 5);
+  check_gemm("mm through cuBLASLt", &out, &a, &b, NULL, 1.0, 0.0);
+  fb_tensor_free(&a);
+  fb_tensor_free(&b);
+  fb_tensor_free(&out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_mm_layouts_dtypes),
@@ -756,6 +794,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_k_zero),
       cmocka_unit_test(test_bmm),
       cmocka_unit_test(test_mm_in_graph_capture),
+      cmocka_unit_test(test_mm_through_cublaslt_cached),
       cmocka_unit_test(test_index_mask_1d_2d),
       cmocka_unit_test(test_index_mask_all_false_all_true),
       cmocka_unit_test(test_index_noncontiguous),

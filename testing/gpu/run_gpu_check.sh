@@ -73,15 +73,25 @@ export_pid=
 export_pid=$!; }
 
 # 2. GPU unit tests (CMocka) and micro-benchmarks.
-part unit && for t in test_shim_cuda test_fallback_cuda test_attention_args \
-                     test_staged_upload_cuda; do
-  timeout 300 "$B/bin/$t" > "$W/logs/$t.log" 2>&1; rc=$?
-  n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$W/logs/$t.log" | tail -1)
-  m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$W/logs/$t.log" | tail -1)
+# unit_run LOG_NAME BINARY [VAR=VALUE...]: one CMocka binary, summed.
+unit_run() {
+  local name=$1 t=$2; shift 2
+  timeout 300 env "$@" "$B/bin/$t" > "$W/logs/$name.log" 2>&1; local rc=$?
+  local n m
+  n=$(sed -n 's/^\[  PASSED  \] \([0-9]\+\) test(s)\.$/\1/p' "$W/logs/$name.log" | tail -1)
+  m=$(sed -n 's/^\[  FAILED  \] \([0-9]\+\) test(s), listed below:$/\1/p' "$W/logs/$name.log" | tail -1)
   unit_pass=$((unit_pass + ${n:-0})); unit_fail=$((unit_fail + ${m:-0}))
   [ "$rc" -ne 0 ] && [ -z "$m" ] && unit_fail=$((unit_fail + 1))
-  echo "$t: rc $rc, passed ${n:-0}, failed ${m:-0}"
-done
+  echo "$name: rc $rc, passed ${n:-0}, failed ${m:-0}"
+}
+if part unit; then
+  for t in test_shim_cuda test_fallback_cuda test_attention_args \
+           test_staged_upload_cuda; do
+    unit_run "$t" "$t"
+  done
+  # The GEMM family again with plain GEMMs through cuBLASLt (issue 12).
+  unit_run test_fallback_cuda_gemm_lt test_fallback_cuda AOTRUN_GEMM_LT=1
+fi
 # 2a. `aotrun demo` with the bundle's example programs (seconds).
 if part demo; then
 timeout 120 bash testing/gpu/check_demo.sh "$B" "$W/logs/demo.log" > "$W/logs/demo.out" 2>&1
