@@ -579,6 +579,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False):
         cmd += ["--input", p]
     if variant.endswith("_device"):
         cmd.append("--device-io")
+    if "_lt_" in variant:  # plain GEMMs through cuBLASLt (docs/cuda-backend.md)
+        env = dict(env, AOTRUN_GEMM_LT="1")
     if "_graph_" in variant:
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
     if not gpu_time:
@@ -808,7 +810,9 @@ def render_markdown(res):
                   "aotrun_nograph_device": "aotrun, device I/O",
                   "aotrun_graph_device": "aotrun + graph, device I/O",
                   "aotrun_nograph_host": "aotrun, host I/O",
-                  "aotrun_graph_host": "aotrun + graph, host I/O"}
+                  "aotrun_graph_host": "aotrun + graph, host I/O",
+                  "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",
+                  "aotrun_lt_graph_device": "aotrun + graph, device I/O, AOTRUN_GEMM_LT=1"}
         for var in VARIANTS:
             vr = v.get(var) or {}
             if vr.get("median_us") is None and vr.get("error"):
@@ -921,6 +925,9 @@ def main(argv=None):
                     help="seconds kept for writing the results")
     ap.add_argument("--jobs", type=int, default=8, help="exports at once")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--gemm-lt", action="store_true",
+                    help="also aotrun with AOTRUN_GEMM_LT=1 (plain GEMMs "
+                         "through cuBLASLt), device I/O, without and with graphs")
     ap.add_argument("--iters", type=int, default=300, help="timed calls per figure")
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--floor-reps", type=int, default=2000)
@@ -941,6 +948,8 @@ def main(argv=None):
         with open(a.from_json) as f:
             print(render_markdown(json.load(f)))
         return 0
+    if a.gemm_lt:
+        VARIANTS.extend(["aotrun_lt_nograph_device", "aotrun_lt_graph_device"])
     a.models = [m for m in a.models.split(",") if m]
     bad = [m for m in a.models if m not in MODELS]
     if bad:

@@ -23,6 +23,8 @@
 # "coexist" (not in the default either) runs aotrun and torch in one process
 # (testing/gpu/test_torch_coexist.py, issue 15), counted likewise. Part
 # "export" exports the suite without part e2e's comparison (for "sanitize").
+# Part "gemm_lt" (with e2e) compares the suite a second time with
+# AOTRUN_GEMM_LT=1 (plain GEMMs through cuBLASLt).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -158,6 +160,18 @@ part e2e && python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --li
   --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter,transformer_t2048_fused,transformer_t2048_math}" \
   > "$W/logs/run_suite.out" 2>&1 || suite_rc=$?
 cp "$W/run_suite.log" "$W/logs/" 2>/dev/null
+# 3b. The suite again with plain GEMMs through cuBLASLt (AOTRUN_GEMM_LT=1,
+# docs/cuda-backend.md "GEMMs"); opt-in: AOTRUN_GPU_PARTS=...,e2e,gemm_lt.
+# Its comparisons count like the first run's; bench AOTRUN_GPU_BENCH_LT.
+if part e2e && part gemm_lt; then
+  lt_left=$(( ${AOTRUN_GPU_BUDGET:-560} - SECONDS ))
+  AOTRUN_GEMM_LT=1 timeout $((lt_left > 30 ? lt_left : 30)) python3 testing/gpu/run_suite.py \
+    "$W/suite" "$W/gemm_lt" --bin "$B/bin" --lib "$B/lib" --calls 6 \
+    --results "$OUT/results_gemm_lt.json" --bench "${AOTRUN_GPU_BENCH_LT-mlp,transformer}" \
+    > "$W/logs/run_suite_gemm_lt.out" 2>&1 || suite_rc=$?
+  grep -E 'FAIL|^bench' "$W/logs/run_suite_gemm_lt.out" | head -n 30
+  echo "AOTRUN_GEMM_LT=1 suite: $(tail -n 1 "$W/logs/run_suite_gemm_lt.out")"
+fi
 # 3a. The suite under compute-sanitizer (memcheck, racecheck, initcheck,
 # synccheck); opt-in: AOTRUN_GPU_PARTS=...,sanitize (AOTRUN_GPU_SANITIZE
 # picks the cases). Counted with the unit tests.

@@ -118,6 +118,17 @@ class Mixed(nn.Module):          # int64 input; bool, int64, float32 outputs
         return x.index_select(0, idx) * 2.0, x > 0, x.argmax(dim=1)
 
 
+class SmallInts(nn.Module):      # int8 / int16 / int32 / uint8 in and out
+    def forward(self, a, b, c, d):
+        return a * 2, b + 1, c * 3, d + 1, a.to(torch.int32) + c
+
+
+def _small_ints(dev):
+    g = lambda lo, hi, dt: torch.randint(lo, hi, (3, 5), device=dev).to(dt)
+    return (g(-20, 20, torch.int8), g(-300, 300, torch.int16),
+            g(-5000, 5000, torch.int32), g(0, 100, torch.uint8))
+
+
 class MaskIndex(nn.Module):      # a data-dependent output size
     def forward(self, x):
         return x[x > 0] * 2
@@ -165,6 +176,9 @@ def build_cases(dev):
         torch.tensor([4, 0, 2], device=dev)))}, None,
         lambda: (torch.randn(6, 5, device=dev),
                  torch.tensor([5, 1, 1], device=dev)))
+    m = SmallInts().to(dev)
+    cases["small_ints"] = (m, {"forward": (m, _small_ints(dev))}, None,
+                           lambda: _small_ints(dev))
     m = MaskIndex().to(dev)
     cases["mask_index"] = (m, {"forward": (m, (torch.randn(64, device=dev),))},
                            None, lambda: (torch.randn(64, device=dev),))
