@@ -357,6 +357,11 @@ DLDevice aotrun_method_runner_device(const aotrun_method_runner *r) {
   return r ? r->device : (DLDevice){kDLCPU, 0};
 }
 
+const aotrun_program_method *aotrun_method_runner_program_method(
+    const aotrun_method_runner *r) {
+  return r ? r->pm : NULL;
+}
+
 int aotrun_method_runner_has_run_single_threaded(
     const aotrun_method_runner *r) {
   return r != NULL && aotrun_model_library_has_run_single_threaded(r->lib);

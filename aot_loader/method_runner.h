@@ -36,6 +36,7 @@
 
 #include "aot_loader/aotrun_error.h"
 #include "aot_loader/dl_dtype.h"
+#include "aot_loader/program.h"
 #include "aot_loader/weight_cache.h"
 #include "plugin_api/aotrun_plugin.h"
 #include "shim_lib/aotrun_shim.h"
@@ -106,6 +107,10 @@ size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *runner);
 /* The DLPack device of the model's memory ({kDLCPU,0} or {kDLCUDA,N}). */
 DLDevice aotrun_method_runner_device(const aotrun_method_runner *runner);
 int aotrun_method_runner_has_run_single_threaded(
+    const aotrun_method_runner *runner);
+/* The method's manifest entry (inputs, symbols), valid until destroy;
+ * NULL for a NULL runner. */
+const aotrun_program_method *aotrun_method_runner_program_method(
     const aotrun_method_runner *runner);
 
 /* The load report (docs/loading.md): one JSON object with the time of

@@ -23,6 +23,7 @@
 #include "backend_cuda/cuda_thread_error.h"
 #include "backend_cuda/cuda_timing.h"
 #include "aot_loader/load_report.h"
+#include "backend_cuda/cuda_warm_up_run.h"
 #include "backend_cuda/warm_up_plan.h"
 #include "backend_cuda/weight_registry.h"
 
@@ -139,6 +140,34 @@ static void warm_up(aotrun_method *m, const void *manifest, size_t size,
   method_log(m, AOTRUN_LOG_DEBUG, line);
 }
 
+/* Option warm_up_run: the model's own lazy work done by one run on zeroed
+ * inputs (cuda_warm_up_run.h). Neither a refusal nor a failure fails the
+ * init: the first call then does that work, as without the option. */
+static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
+                        const char *method) {
+  if (!m->opts.warm_up_run) return;
+  char why[512], line[700];
+  int refused = 0;
+  double ms = 0;
+  int bad = aotrun_cuda_warm_up_run(
+      m->runner, manifest, size, method, m->device,
+      aotrun_cuda_stream_handle(m->stream), &refused, why, sizeof why, &ms);
+  if (bad && refused)
+    snprintf(line, sizeof line, "method %s: no warm-up run at init: %s",
+             method, why);
+  else if (bad)
+    snprintf(line, sizeof line,
+             "method %s: the warm-up run at init failed (its first call "
+             "does that work instead): %s",
+             method, why);
+  else
+    snprintf(line, sizeof line,
+             "method %s: warm-up run at init on zeroed inputs in %.1f ms",
+             method, ms);
+  method_log(m, bad && !refused ? AOTRUN_LOG_WARNING
+             : bad ? AOTRUN_LOG_INFO : AOTRUN_LOG_DEBUG, line);
+}
+
 /* The rest of create, with `device` current. */
 static aotrun_status create_on_device(const aotrun_host_api *host,
                                       const void *manifest, size_t size,
@@ -168,6 +197,7 @@ static aotrun_status create_on_device(const aotrun_host_api *host,
   if (st == AOTRUN_OK) st = make_runner(m, manifest, size, method, err);
   if (st == AOTRUN_OK) st = make_graph_state(m, err);
   if (st == AOTRUN_OK) warm_up(m, manifest, size, method);
+  if (st == AOTRUN_OK) warm_up_run(m, manifest, size, method);
   if (st != AOTRUN_OK) {
     aotrun_cuda_method_destroy(m);
     return st;

@@ -38,6 +38,12 @@
  *        one-time library work of the first call for the ops the method
  *        imports (cuBLAS/cuBLASLt, cuDNN, the allocator's pool; default 1;
  *        docs/cuda-backend.md); read on a method
+ *   warm_up_run                    BOOL    backend-wide  init also runs
+ *        the method once on zeroed inputs of its smallest declared shapes,
+ *        so the model's own lazy work (kernel modules, per-shape library
+ *        kernels) is not the first call's; only for methods whose manifest
+ *        says they write no buffer and that import no random or assert op
+ *        (warm_up_run_plan.h; default 0); read on a method
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -68,6 +74,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_LIBRARY_TEMP_FILE,
   AOTRUN_CUDA_OPT_LOAD_REPORT,
   AOTRUN_CUDA_OPT_WARM_UP,
+  AOTRUN_CUDA_OPT_WARM_UP_RUN,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -84,6 +91,7 @@ typedef struct aotrun_cuda_options {
   int32_t graph_shapes; /* cuda_graph_shapes */
   int32_t library_temp_file;
   int32_t warm_up; /* warm_up */
+  int32_t warm_up_run; /* warm_up_run */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

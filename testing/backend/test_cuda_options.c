@@ -82,7 +82,7 @@ static void test_unknown_key(void **state) {
                       "cuda_graph_phase, weight_copies, gpu_timing, "
                       "last_gpu_time_ns, cuda_graph_shapes, "
                       "cuda_graph_bytes, library_temp_file, "
-                      "load_report, warm_up)");
+                      "load_report, warm_up, warm_up_run)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }

@@ -64,6 +64,8 @@ def test_program_directory(program):
     assert any("joint-graph constant folding off" in n for n in fw["notes"])
     assert any("joint-graph constant folding off" in n for n in logs)
     assert "aoti_torch_empty_strided" in fw["aoti_torch_imports"]
+    # forward adds to buffer n, decode writes nothing (option warm_up_run).
+    assert fw["writes_buffers"] is True and dec["writes_buffers"] is False
 
 
 def test_constants_and_weights(program):

@@ -23,6 +23,8 @@
 # "coexist" (not in the default either) runs aotrun and torch in one process
 # (testing/gpu/test_torch_coexist.py, issue 15), counted likewise. Part
 # "export" exports the suite without part e2e's comparison (for "sanitize").
+# Part "shapes" (not in the default) runs a graph per shape over a
+# decoder's sequence-length buckets (testing/gpu/test_graph_shapes.py).
 # Part "gemm_lt" (with e2e) compares the suite a second time with
 # AOTRUN_GEMM_LT=1 (plain GEMMs through cuBLASLt).
 set -uo pipefail
@@ -126,6 +128,16 @@ timeout 540 python3 testing/gpu/test_python_binding.py --lib "$B/lib" --work "$W
 add_summary "$W/logs/python_binding.log"
 echo "python binding: ${r:-no summary line} (passed failed)"
 grep -E '^(FAIL|SKIP) ' "$W/logs/python_binding.log" | head -n 30
+fi
+# 2d'. A graph per shape over a decoder's sequence-length buckets and the
+# dim-range refusals, against eager (testing/gpu/test_graph_shapes.py,
+# issue 16); opt-in: AOTRUN_GPU_PARTS=shapes.
+if part shapes; then
+timeout 400 python3 testing/gpu/test_graph_shapes.py --lib "$B/lib" --work "$W/shapes" \
+  > "$W/logs/graph_shapes.log" 2>&1
+add_summary "$W/logs/graph_shapes.log"
+echo "graph per shape: ${r:-no summary line} (passed failed)"
+grep -E '^(PASS|FAIL|SKIP) ' "$W/logs/graph_shapes.log" | head -n 30
 fi
 # 2e. aotrun and torch in one process (libtorch local, then global);
 # opt-in: AOTRUN_GPU_PARTS=coexist.

@@ -17,7 +17,8 @@ from .options import has_convolution, inductor_options
 from .passes import (PassError, as_needed_linking, constant_folding_decision,
                      distribution_checks_as_asserts, run_passes)
 from .dim_ranges import method_dims
-from .program_meta import ExportError, Weight, io_specs, method_constants
+from .program_meta import (ExportError, Weight, io_specs, method_constants,
+                           writes_buffers)
 from .pt2_package import read_package
 from .safetensors_writer import Entry, write_safetensors
 from .shim_check import (PROXY_EXECUTOR, check_proxy_executor,
@@ -331,7 +332,8 @@ def _method_entry(name, ep, pkg, stage, weights, notes, exports):
                                  notes)
     symbols = method_dims(ep, inputs, notes)
     entry = {"library": lib, "inputs": inputs, "outputs": outputs,
-             "constants": constants, "aoti_torch_imports": imports}
+             "constants": constants, "aoti_torch_imports": imports,
+             "writes_buffers": writes_buffers(ep)}
     if symbols:
         entry["symbols"] = symbols
     if notes:

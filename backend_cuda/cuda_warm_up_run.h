@@ -1,0 +1,25 @@
+/*
+ * cuda_warm_up_run.h: option warm_up_run, one run of a method at init on
+ * zeroed device inputs of its smallest declared shapes, so the model's own
+ * lazy work (each Triton kernel's module loaded at its first launch,
+ * cuBLAS kernels per shape) is not its first call's. When it is refused
+ * and why: warm_up_run_plan.h.
+ */
+#ifndef AOTRUN_CUDA_WARM_UP_RUN_H
+#define AOTRUN_CUDA_WARM_UP_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aot_loader/method_runner.h"
+
+/* Runs `runner` once on `stream` (device current) and waits for it; 0 on
+ * success. A refusal (why: the reason) or a failure (why: the message) is
+ * the caller's to log: neither fails the init, and the shim's error is
+ * cleared. *ms receives the run's wall time. */
+int aotrun_cuda_warm_up_run(aotrun_method_runner *runner, const void *manifest,
+                            size_t size, const char *method, int device,
+                            void *stream, int *refused, char *why,
+                            size_t why_size, double *ms);
+
+#endif /* AOTRUN_CUDA_WARM_UP_RUN_H */

@@ -1,0 +1,184 @@
+"""Option warm_up_run of the CUDA backend on a GPU (issue 12: the first
+call as fast as the rest). Self-contained: exports the decoder block of
+test_graph_shapes.py (T dynamic in [2, 128]) and a counter that writes a
+buffer, then:
+
+  * the decoder with warm_up_run on: the debug log says the run was done
+    at init, and its first call through the Python binding matches eager;
+  * the counter with warm_up_run on: the run is refused ("it writes
+    buffers") and the first call sees the counter at 1, as eager;
+  * figures (a benchmark, not a timed test): `aotrun bench --device-io`
+    in fresh processes with warm_up_run off and on: init, first call,
+    steady p50 and their ratio.
+
+  python3 testing/gpu/test_warm_up_run.py [--lib .gpu/lib] [--bin .gpu/bin]
+        [--work DIR]
+
+Ends with "N passed, N failed"; exits 1 on any failure.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "backend_cuda", "export"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+import aotrun  # noqa: E402
+import test_graph_shapes as tgs  # noqa: E402
+
+RESULTS = []
+FIGURES = []
+
+
+def check(name, fn):
+    t0 = time.time()
+    try:
+        detail = fn() or ""
+        RESULTS.append((name, True))
+        print("PASS %-52s %5.1fs %s" % (name, time.time() - t0, detail),
+              flush=True)
+    except Exception as e:  # report and keep going
+        RESULTS.append((name, False))
+        print("FAIL %-52s %s: %s" % (name, type(e).__name__, e), flush=True)
+        traceback.print_exc(limit=4)
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("n", torch.zeros(1))
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        self.n.add_(1)
+        return self.l(x) * self.n
+
+
+def bench(aotrun_bin, plugin_dir, prog, inputs, on):
+    cmd = [aotrun_bin, "bench", prog, "--device-io", "--iterations", "300",
+           "--json", "--plugin", plugin_dir, "--backend", "cuda",
+           "--option", "warm_up_run=%s" % ("true" if on else "false"),
+           "--option", "log_level=debug"]
+    for f in inputs:
+        cmd += ["--input", f]
+    env = dict(os.environ, AOTRUN_LOG_LEVEL="debug")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                       env=env)
+    if p.returncode != 0:
+        raise AssertionError("aotrun bench rc %d: %s" % (
+            p.returncode, (p.stderr or p.stdout)[-600:]))
+    figures = json.loads(p.stdout)
+    return figures, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default=os.path.join(ROOT, ".gpu", "lib"))
+    ap.add_argument("--bin", default=os.path.join(ROOT, ".gpu", "bin"))
+    ap.add_argument("--work", default="/tmp/aotrun-warm-up-run")
+    a = ap.parse_args()
+    os.environ.setdefault("AOTRUN_HOST_LIBRARY",
+                          os.path.join(a.lib, "libaotrun_host.so"))
+    if not torch.cuda.is_available():
+        print("no CUDA device\n0 passed, 1 failed")
+        return 1
+    os.makedirs(a.work, exist_ok=True)
+    plugin = os.path.join(a.lib, "libaotrun_cuda.so")
+    shim = os.path.join(a.lib, "libaotrun_shim.so")
+    from aotrun_export import export_program
+    got = {}
+
+    def export():
+        got["dec"], got["dec_path"] = tgs.export(a.work, shim)
+        torch.manual_seed(0)
+        got["ctr"] = Counter().cuda()
+        got["ctr_path"] = os.path.join(a.work, "counter")
+        export_program({"forward": (got["ctr"], (torch.randn(
+            2, 8, device="cuda"),))}, got["ctr_path"],
+            shim_exports=[shim], log=lambda s: None)
+        for k in ("dec_path", "ctr_path"):
+            m = json.load(open(os.path.join(got[k], "manifest.json")))
+            got[k + "_writes"] = m["methods"]["forward"].get("writes_buffers")
+        if got["dec_path_writes"] is not False or \
+                got["ctr_path_writes"] is not True:
+            raise AssertionError("writes_buffers: decoder %r, counter %r" % (
+                got["dec_path_writes"], got["ctr_path_writes"]))
+    check("export decoder and counter (writes_buffers recorded)", export)
+    if "ctr_path" not in got:
+        print("0 passed, %d failed" % len(RESULTS))
+        return 1
+
+    def first_call_matches(path, module, sample):
+        try:
+            with aotrun.Program(path, plugin=plugin,
+                                options={"warm_up_run": True}) as prog:
+                args = sample()
+                got_out, = prog.run("forward", *args)
+                with torch.no_grad():
+                    want = module(*args)
+                tgs.compare(got_out, want, "first call")
+        finally:
+            with aotrun.Program(path, plugin=plugin, methods=[]) as p:
+                p.set_option("warm_up_run", False)
+
+    check("decoder: first call after the warm-up run matches eager",
+          lambda: first_call_matches(got["dec_path"], got["dec"],
+                                     lambda: tgs.sample(32)))
+    # eager's counter starts at 0 like the program's: both see 1 first.
+    check("counter: run refused, first call sees the counter at 1",
+          lambda: first_call_matches(got["ctr_path"], got["ctr"],
+                                     lambda: (torch.randn(2, 8,
+                                                          device="cuda"),)))
+    x, w = tgs.sample(64)
+    inputs = [os.path.join(a.work, "x.npy"), os.path.join(a.work, "w.npy")]
+    np.save(inputs[0], x.cpu().numpy())
+    np.save(inputs[1], w.cpu().numpy())
+    aotrun_bin = os.path.join(a.bin, "aotrun")
+
+    def logs_and_figures():
+        rows = []
+        for on in (False, True):
+            f, log = bench(aotrun_bin, a.lib, got["dec_path"], inputs, on)
+            said = "warm-up run at init on zeroed inputs" in log
+            if said != on:
+                raise AssertionError("warm_up_run=%s: the log %s the run:\n%s"
+                                     % (on, "has" if said else "lacks",
+                                        log[-800:]))
+            rows.append((on, f))
+        out = []
+        for on, f in rows:
+            first, p50 = f["first_call_us"], f["latency_us"]["median"]
+            out.append("warm_up_run=%s: init %.1f ms, first call %.1f us, "
+                       "p50 %.1f us (first/p50 %.1fx)" % (
+                           on, f["init_us"] / 1e3, first, p50, first / p50))
+            FIGURES.append({"warm_up_run": on, **f})
+        return "; ".join(out)
+    check("decoder: bench with warm_up_run off and on (log says)",
+          logs_and_figures)
+
+    def counter_refusal_logged():
+        f, log = bench(aotrun_bin, a.lib, got["ctr_path"], [], True)
+        if "no warm-up run at init: it writes buffers" not in log:
+            raise AssertionError("no refusal in the log:\n%s" % log[-800:])
+    check("counter: the refusal is in the log", counter_refusal_logged)
+    with open(os.path.join(a.work, "warm_up_run.json"), "w") as fh:
+        json.dump(FIGURES, fh, indent=1)
+    ok = sum(1 for _, g in RESULTS if g)
+    print("%d passed, %d failed" % (ok, len(RESULTS) - ok))
+    return 0 if ok == len(RESULTS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
