@@ -77,8 +77,6 @@ static void test_refusals(void **state) {
   assert_string_equal(why, "no manifest");
   /* A short buffer is cut, never overrun; NULL is allowed. */
   char tiny[8];
-  assert_int_equal(refused(METHOD("\"writes_buffers\": true"), "forward",
-                           tiny), 1);
   assert_int_equal(aotrun_warm_up_run_refused("{}", 2, "f", tiny, sizeof tiny),
                    1);
   assert_string_equal(tiny, "the man");
