@@ -21,9 +21,16 @@ export AOTRUN_BAZEL_BIN=$(bazel info -c fastbuild bazel-bin 2>/dev/null)
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv --system-site-packages "$VENV" || { echo "run_pytest: cannot create $VENV"; exit 1; }
 fi
+# Installed from a copy: setuptools writes build/ and *.egg-info next to
+# the sources, and a checkout's own python/build must not be touched.
+SRC=$(mktemp -d "${TMPDIR:-/tmp}/aotrun-python-src.XXXXXX") || exit 1
+trap 'rm -rf "$SRC"' EXIT
+cp -r "$ROOT/python/." "$SRC/"
+rm -rf "$SRC/build" "$SRC"/*.egg-info
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-index \
-  --no-build-isolation --no-deps --force-reinstall "$ROOT/python" \
+  --no-build-isolation --no-deps --force-reinstall "$SRC" \
   || { echo "run_pytest: pip install ./python failed"; exit 1; }
-rm -rf "$ROOT/python/build" "$ROOT/python/aotrun.egg-info"   # setuptools' leftovers
 export AOTRUN_EXPECT_INSTALLED=1 PYTHONDONTWRITEBYTECODE=1
 cd /tmp && "$VENV/bin/python" -m pytest -rs -p no:cacheprovider "$ROOT/testing/python" "$@"
+rc=$?
+exit "$rc"
