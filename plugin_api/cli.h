@@ -50,13 +50,14 @@ enum {
   CLI_OPT_NO_GPU_TIME = 1 << 12,  /* --no-gpu-time: no gpu_timing option */
   CLI_OPT_LOAD = 1 << 13,         /* --load (inspect): load, print report */
   CLI_OPT_DEVICE = 1 << 14,       /* --device N: compile spec "device" */
+  CLI_OPT_OUTPUT = 1 << 15, /* --output FILE: .safetensors or .npy, by name */
 };
 
 /* What each subcommand accepts (the cli fuzz target parses with these). */
 #define CLI_RUN_OPTIONS                                                   \
   (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_INPUT |    \
    CLI_OPT_OUTPUT_DIR | CLI_OPT_OPTION | CLI_OPT_CALLS |                  \
-   CLI_OPT_OUTPUT_FORMAT | CLI_OPT_DEVICE)
+   CLI_OPT_OUTPUT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_OUTPUT)
 #define CLI_BENCH_OPTIONS                                                 \
   (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_INPUT |    \
    CLI_OPT_ITERATIONS | CLI_OPT_WARMUP | CLI_OPT_OPTION |                 \
@@ -78,6 +79,8 @@ typedef struct cli_options {
   const char *method; /* default "forward" */
   const char *output_dir;
   int output_safetensors; /* --output-format safetensors */
+  int output_format_given; /* --output-format was on the command line */
+  const char *output_file;  /* --output FILE (.safetensors or .npy) */
   const char *options[CLI_MAX_LIST];
   size_t num_options;
   long iterations, warmup, calls;
@@ -173,12 +176,17 @@ int cli_tensors_from_files(const cli_session *s, const cli_options *opts,
                            cli_tensors *t);
 /* Whether a path names a .safetensors file (by extension, any case). */
 int cli_is_safetensors_path(const char *path);
-/* Writes the outputs of call `call` under opts->output_dir:
- * D/out<i>.npy or D/outputs.safetensors (D/call<k>/... when calls > 1). */
+/* Whether a path names a .npy file (by extension, any case). */
+int cli_is_npy_path(const char *path);
+/* Writes the outputs of call `call`: to opts->output_file (--output FILE,
+ * by its extension), or under opts->output_dir: D/out<i>.npy or
+ * D/outputs.safetensors (D/call<k>/... when calls > 1). */
 int cli_write_outputs(const cli_session *s, const cli_options *opts,
                       long call, const cli_tensors *t);
-/* Before any execute: refuses --output-format npy when an output's dtype
- * has no .npy form (e.g. bfloat16), pointing at safetensors. */
+/* Before any execute: refuses .npy output (--output-dir without
+ * --output-format safetensors, or --output FILE.npy) when an output's dtype
+ * has no .npy form (e.g. bfloat16), pointing at safetensors, and --output
+ * FILE.npy for a method without exactly one output. */
 int cli_check_output_format(const cli_session *s, const cli_options *opts);
 void cli_tensors_free(cli_tensors *t);
 /* Restores every output's shape to its allocated capacity (the backend

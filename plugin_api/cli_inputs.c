@@ -25,6 +25,12 @@ int cli_is_safetensors_path(const char *path) {
   return n > e && strcasecmp(path + n - e, kExt) == 0;
 }
 
+int cli_is_npy_path(const char *path) {
+  static const char kExt[] = ".npy";
+  size_t n = strlen(path), e = sizeof kExt - 1;
+  return n > e && strcasecmp(path + n - e, kExt) == 0;
+}
+
 /* The inputs being filled: arrays and labels (NULL: not given yet). */
 typedef struct input_slots {
   const cli_session *s;

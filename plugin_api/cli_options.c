@@ -29,6 +29,7 @@ static const struct {
     {"--no-gpu-time", CLI_OPT_NO_GPU_TIME},
     {"--load", CLI_OPT_LOAD},
     {"--device", CLI_OPT_DEVICE},
+    {"--output", CLI_OPT_OUTPUT},
 };
 
 /* Options that take no value. */
@@ -82,6 +83,14 @@ static int store(cli_options *o, unsigned flag, const char *opt,
                                         "'%s'",
                         opt, v);
       o->output_safetensors = v[0] == 's';
+      o->output_format_given = 1;
+      return CLI_EXIT_OK;
+    case CLI_OPT_OUTPUT:
+      if (!cli_is_safetensors_path(v) && !cli_is_npy_path(v))
+        return cli_fail(CLI_EXIT_USAGE, "%s '%s': the file name must end in "
+                                        ".safetensors or .npy (its format)",
+                        opt, v);
+      o->output_file = v;
       return CLI_EXIT_OK;
     case CLI_OPT_OPTION:
       if (strchr(v, '=') == NULL || v[0] == '=')
@@ -89,6 +98,29 @@ static int store(cli_options *o, unsigned flag, const char *opt,
       return append(opt, o->options, &o->num_options, v);
     default: return parse_count(opt, v, 0, CLI_MAX_WARMUP, &o->warmup);
   }
+}
+
+/* --output FILE names its format by extension; --output-dir D writes one
+ * file per output (or D/outputs.safetensors) and per call. */
+static int check_output_choice(const char *cmd, const cli_options *o) {
+  if (o->output_file != NULL && o->output_dir != NULL)
+    return cli_fail(CLI_EXIT_USAGE, "%s: --output and --output-dir cannot be "
+                                    "combined",
+                    cmd);
+  if (o->output_file != NULL && o->output_format_given)
+    return cli_fail(CLI_EXIT_USAGE, "%s: --output %s takes its format from "
+                                    "its extension; drop --output-format",
+                    cmd, o->output_file);
+  if (o->output_file != NULL && o->calls > 1)
+    return cli_fail(CLI_EXIT_USAGE, "%s: --output %s holds one call's "
+                                    "outputs; with --calls %ld use "
+                                    "--output-dir D (D/call<k>/...)",
+                    cmd, o->output_file, o->calls);
+  if (o->output_safetensors && o->output_dir == NULL)
+    return cli_fail(CLI_EXIT_USAGE, "%s: --output-format safetensors needs "
+                                    "--output-dir",
+                    cmd);
+  return CLI_EXIT_OK;
 }
 
 int cli_parse(int argc, char **argv, int first, unsigned allowed,
@@ -138,11 +170,7 @@ int cli_parse(int argc, char **argv, int first, unsigned allowed,
   }
   if (seen_positional < positionals)
     return cli_fail(CLI_EXIT_USAGE, "%s: missing PROGRAM argument", cmd);
-  if (out->output_safetensors && out->output_dir == NULL)
-    return cli_fail(CLI_EXIT_USAGE, "%s: --output-format safetensors needs "
-                                    "--output-dir",
-                    cmd);
-  return CLI_EXIT_OK;
+  return check_output_choice(cmd, out);
 }
 
 int cli_check_inspect_options(const cli_options *o) {

@@ -230,6 +230,19 @@ expect 1 "run: --output-format safetensors needs --output-dir" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-format safetensors
 expect 1 "bench: unknown option '--output-format'" \
   "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-format npy
+# --output FILE: the format is the extension's; conflicts refused, naming both.
+expect 1 "--output '$TMP/o.bin': the file name must end in .safetensors or .npy (its format)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output "$TMP/o.bin"
+expect 1 "run: --output and --output-dir cannot be combined" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output "$TMP/o.npy" --output-dir "$TMP/o"
+expect 1 "run: --output $TMP/o.npy takes its format from its extension; drop --output-format" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output "$TMP/o.npy" --output-format npy
+expect 1 "run: --output $TMP/o.npy holds one call's outputs; with --calls 3 use --output-dir D (D/call<k>/...)" \
+  "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output "$TMP/o.npy" --calls 3
+expect 1 "bench: unknown option '--output'" \
+  "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output "$TMP/o.npy"
+checks=$((checks + 1))
+[[ ! -e "$TMP/o.npy" && ! -e "$TMP/o.bin" ]] || { echo "FAIL: a refused --output left a file"; failures=$((failures + 1)); }
 mkdir "$TMP/stlink"; ln -s "$TMP/precious.txt" "$TMP/stlink/outputs.safetensors"
 expect 4 "stlink/outputs.safetensors: it is a symbolic link, refused" \
   "$AOTRUN" run "$PROGRAM" --plugin "$MIN" --input "$TMP/x.npy" --output-dir "$TMP/stlink" --output-format safetensors

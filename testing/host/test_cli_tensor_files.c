@@ -23,6 +23,7 @@
 #include "plugin_api/aotrun_host.h"
 #include "plugin_api/st_file.h"
 #include "testing/backend/program_fixture.h"
+#include "testing/host/cli_child.h"
 
 static const char *g_aotrun, *g_echo, *g_cpu_ref, *g_model;
 static char g_tmp[512], g_prog[600], g_out[1 << 14];
@@ -51,39 +52,14 @@ static const struct {
 };
 #define NUM_TYPES (sizeof kTypes / sizeof kTypes[0])
 
-static void assert_contains(const char *haystack, const char *needle) {
-  if (strstr(haystack, needle) == NULL)
-    fail_msg("expected \"%s\" in \"%s\"", needle, haystack);
-}
-
-/* Runs aotrun with the NULL-terminated args; output (stdout and stderr)
- * lands in g_out. Returns the exit code. */
+/* Runs aotrun with the NULL-terminated args; stdout and stderr land in
+ * g_out. Returns the exit code. */
 static int run(const char *first, ...) {
-  const char *argv[64] = {g_aotrun, first};
-  int argc = 2;
   va_list ap;
   va_start(ap, first);
-  while (argc < 63 && (argv[argc] = va_arg(ap, const char *)) != NULL) argc++;
+  int rc = cli_child_runv(g_aotrun, g_tmp, g_out, sizeof g_out, first, ap);
   va_end(ap);
-  argv[argc] = NULL;
-  char log[700];
-  snprintf(log, sizeof log, "%s/aotrun.log", g_tmp);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) _exit(126);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(g_aotrun, (char *const *)argv);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  FILE *f = fopen(log, "rb");
-  size_t n = f ? fread(g_out, 1, sizeof g_out - 1, f) : 0;
-  if (f) fclose(f);
-  g_out[n] = '\0';
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return rc;
 }
 
 static const char *path_in(char *buf, size_t size, const char *name) {
@@ -104,7 +80,8 @@ static void write_text(const char *path, const char *text) {
 
 /* The echo program: method "forward" takes and returns one [n, 3] tensor
  * of every dtype (named by its safetensors name); method "pair" takes x
- * float32 [4] and m bfloat16 [4] and returns them. */
+ * float32 [4] and m bfloat16 [4] and returns them; "one" takes and returns
+ * x alone, "one_bf16" m alone. */
 static void write_echo_program(void) {
   char manifest[16384], io[4096] = "", path[700];
   size_t used = 0;
@@ -116,14 +93,22 @@ static void write_echo_program(void) {
   const char *pair = "[{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": "
                      "[4]}, {\"name\": \"m\", \"dtype\": \"bfloat16\", "
                      "\"shape\": [4]}]";
+  const char *one = "[{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": "
+                    "[4]}]";
+  const char *one_bf16 = "[{\"name\": \"m\", \"dtype\": \"bfloat16\", "
+                         "\"shape\": [4]}]";
   snprintf(manifest, sizeof manifest,
            "{\"format\": \"aotrun-program\", \"format_version\": 1, "
            "\"methods\": {"
            "\"forward\": {\"library\": \"forward.so\", \"inputs\": [%s], "
            "\"outputs\": [%s], \"constants\": []}, "
            "\"pair\": {\"library\": \"forward.so\", \"inputs\": %s, "
+           "\"outputs\": %s, \"constants\": []}, "
+           "\"one\": {\"library\": \"forward.so\", \"inputs\": %s, "
+           "\"outputs\": %s, \"constants\": []}, "
+           "\"one_bf16\": {\"library\": \"forward.so\", \"inputs\": %s, "
            "\"outputs\": %s, \"constants\": []}}}",
-           io, io, pair, pair);
+           io, io, pair, pair, one, one, one_bf16, one_bf16);
   snprintf(g_prog, sizeof g_prog, "%s/echo_program", g_tmp);
   mkdir(g_prog, 0700);
   snprintf(path, sizeof path, "%s/manifest.json", g_prog);
@@ -345,6 +330,63 @@ static void test_input_errors(void **state) {
                     "cannot open .safetensors file");
 }
 
+
+/* --output FILE: the format is the extension's. FILE.safetensors holds
+ * every output by name (bfloat16 too); FILE.npy the one output of a
+ * single-output method; everything else is refused before running, with
+ * nothing written. */
+static void test_output_file_by_extension(void **state) {
+  (void)state;
+  char npy[700], st[700], out[700];
+  float x[4];
+  uint16_t m[4];
+  write_pair_inputs(npy, st, sizeof npy, x, m);
+  path_in(out, sizeof out, "pair_out.SafeTensors");
+  assert_int_equal(run("run", g_prog, "--plugin", g_echo, "--method", "pair",
+                       "--input", st, "--input", npy, "--output", out, NULL),
+                   0);
+  aotrun_st_file f;
+  assert_int_equal(aotrun_st_file_read(out, &f), AOTRUN_OK);
+  assert_int_equal(f.count, 2);
+  assert_memory_equal(aotrun_st_file_find(&f, "x")->data, x, sizeof x);
+  assert_memory_equal(aotrun_st_file_find(&f, "m")->data, m, sizeof m);
+  aotrun_st_file_free(&f);
+
+  path_in(out, sizeof out, "one_out.npy");
+  assert_int_equal(run("run", g_prog, "--plugin", g_echo, "--method", "one",
+                       "--input", npy, "--output", out, NULL),
+                   0);
+  aotrun_npy a;
+  assert_int_equal(aotrun_npy_read(out, &a), AOTRUN_OK);
+  assert_int_equal(a.ndim, 1);
+  assert_int_equal(a.shape[0], 4);
+  assert_memory_equal(a.data, x, sizeof x);
+  aotrun_npy_free(&a);
+
+  struct stat sb;
+  path_in(out, sizeof out, "pair_out.npy");
+  assert_int_equal(run("run", g_prog, "--plugin", g_echo, "--method", "pair",
+                       "--input", st, "--input", npy, "--output", out, NULL),
+                   1);
+  assert_contains(g_out, "a .npy file holds one output, method pair has 2: "
+                         "name a .safetensors file or use --output-dir");
+  assert_int_not_equal(stat(out, &sb), 0);
+
+  int64_t shape[1] = {4};
+  DLTensor mt = {.data = m, .device = {kDLCPU, 0}, .ndim = 1,
+                 .dtype = {kDLBfloat, 16, 1}, .shape = shape};
+  const char *key = "m";
+  path_in(st, sizeof st, "m_by_name.safetensors");
+  assert_int_equal(aotrun_st_file_write(st, 1, &key, &mt), AOTRUN_OK);
+  path_in(out, sizeof out, "one_bf16.npy");
+  assert_int_equal(run("run", g_prog, "--plugin", g_echo, "--method",
+                       "one_bf16", "--input", st, "--output", out, NULL),
+                   1);
+  assert_contains(g_out, "output 0 (m) is bfloat16, which .npy cannot hold: "
+                         "name a .safetensors file in --output");
+  assert_int_not_equal(stat(out, &sb), 0);
+}
+
 /* outputs.safetensors is never written through a symbolic link. */
 static void test_output_symlink_refused(void **state) {
   (void)state;
@@ -433,6 +475,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_every_dtype_round_trip),
       cmocka_unit_test(test_index_keys_and_mixed_npy),
       cmocka_unit_test(test_input_errors),
+      cmocka_unit_test(test_output_file_by_extension),
       cmocka_unit_test(test_output_symlink_refused),
       cmocka_unit_test(test_cpu_ref_fixture),
   };
