@@ -27,14 +27,10 @@
 #include "plugin_api/aotrun_host.h"
 #include "plugin_api/npy.h"
 #include "testing/backend/program_fixture.h"
+#include "testing/host/cli_child.h"
 
 static const char *g_aotrun, *g_echo, *g_cpu_ref, *g_model;
 static char g_tmp[512], g_prog[600], g_out[1 << 14];
-
-static void assert_contains(const char *haystack, const char *needle) {
-  if (strstr(haystack, needle) == NULL)
-    fail_msg("expected \"%s\" in \"%s\"", needle, haystack);
-}
 
 static int count_of(const char *haystack, const char *needle) {
   int n = 0;
@@ -45,31 +41,11 @@ static int count_of(const char *haystack, const char *needle) {
 /* Runs aotrun with the NULL-terminated args; stdout and stderr land in
  * g_out. Returns the exit code. */
 static int run(const char *first, ...) {
-  const char *argv[64] = {g_aotrun, first};
-  int argc = 2;
   va_list ap;
   va_start(ap, first);
-  while (argc < 63 && (argv[argc] = va_arg(ap, const char *)) != NULL) argc++;
+  int rc = cli_child_runv(g_aotrun, g_tmp, g_out, sizeof g_out, first, ap);
   va_end(ap);
-  argv[argc] = NULL;
-  char log[700];
-  snprintf(log, sizeof log, "%s/aotrun.log", g_tmp);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) _exit(126);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(g_aotrun, (char *const *)argv);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  FILE *f = fopen(log, "rb");
-  size_t n = f ? fread(g_out, 1, sizeof g_out - 1, f) : 0;
-  if (f) fclose(f);
-  g_out[n] = '\0';
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return rc;
 }
 
 static void write_text(const char *path, const char *text) {
