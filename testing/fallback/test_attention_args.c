@@ -18,39 +18,15 @@
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/fallback_abi.h"
 #include "testing/fallback/fallback_test_util.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum { F16 = 5, F32 = 6, F64 = 7, BF16 = 15, I64 = 4, U64 = 29, CPU = 0,
        CUDA = 1 };
-
-static char g_dummy[1 << 16]; /* data of the fake tensors, never read */
-
-static AtenTensorHandle fake(int32_t dtype, int32_t dev_type, int64_t ndim,
-                             const int64_t *sizes) {
-  int64_t strides[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(
-                       g_dummy, ndim, sizes, strides, 0, dtype, dev_type, 0,
-                       &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
 
 static AtenTensorHandle t4(int32_t dtype, int64_t a, int64_t b, int64_t c,
                            int64_t d) {
   const int64_t s[4] = {a, b, c, d};
   return fake(dtype, CUDA, 4, s);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
 typedef struct flash_rets {

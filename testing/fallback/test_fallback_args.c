@@ -10,39 +10,21 @@
 
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/fallback_abi.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum { F16 = 5, F32 = 6, I64 = 4, BOOL = 11, CPU = 0, CUDA = 1 };
 
-static char g_dummy[64]; /* data of the fake tensors, never read */
-
-/* A fake tensor (contiguous unless strides given). */
-static AtenTensorHandle fake(int32_t dtype, int32_t dev_type, int32_t dev,
-                             int64_t ndim, const int64_t *sizes) {
-  int64_t strides[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(g_dummy, ndim, sizes,
-                                                      strides, 0, dtype,
-                                                      dev_type, dev, &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
+/* A contiguous fake tensor on device (dev_type, dev). */
+static AtenTensorHandle fake_on(int32_t dtype, int32_t dev_type,
+                                int32_t dev, int64_t ndim,
+                                const int64_t *sizes) {
+  return fake_blob(fake_sentinel(), dtype, dev_type, dev, ndim, sizes,
+                   NULL);
 }
 
 static AtenTensorHandle cuda2(int32_t dtype, int64_t r, int64_t c) {
   const int64_t s[2] = {r, c};
-  return fake(dtype, CUDA, 0, 2, s);
-}
-
-/* Asserts a failure whose message contains `want`. */
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
+  return fake_on(dtype, CUDA, 0, 2, s);
 }
 
 static void del(AtenTensorHandle a, AtenTensorHandle b, AtenTensorHandle c) {
@@ -91,7 +73,7 @@ static void test_mm_out_shape(void **state) {
 static void test_mm_ndim(void **state) {
   (void)state;
   const int64_t s3[3] = {2, 2, 3};
-  AtenTensorHandle a = fake(F32, CUDA, 0, 3, s3), b = cuda2(F32, 3, 5),
+  AtenTensorHandle a = fake_on(F32, CUDA, 0, 3, s3), b = cuda2(F32, 3, 5),
                    o = cuda2(F32, 2, 5);
   expect_fail(aoti_torch_cuda_mm_out(o, a, b),
               "'self' must be 2-D, got 3-D tensor [2, 2, 3]");
@@ -115,8 +97,8 @@ static void test_mm_dtypes(void **state) {
 static void test_mm_devices(void **state) {
   (void)state;
   const int64_t s[2] = {3, 5};
-  AtenTensorHandle a = cuda2(F32, 2, 3), bc = fake(F32, CPU, 0, 2, s),
-                   b1 = fake(F32, CUDA, 1, 2, s), o = cuda2(F32, 2, 5);
+  AtenTensorHandle a = cuda2(F32, 2, 3), bc = fake_on(F32, CPU, 0, 2, s),
+                   b1 = fake_on(F32, CUDA, 1, 2, s), o = cuda2(F32, 2, 5);
   expect_fail(aoti_torch_cuda_mm_out(o, a, bc),
               "'mat2' is on device type 0 (cpu), expected a CUDA tensor");
   expect_fail(aoti_torch_cuda_mm_out(o, bc, a),
@@ -141,17 +123,17 @@ static void test_addmm_bias(void **state) {
   const int64_t s1[1] = {3}, s3[3] = {1, 2, 5}, s21[2] = {2, 2};
   AtenTensorHandle a = cuda2(F32, 2, 3), b = cuda2(F32, 3, 5),
                    o = cuda2(F32, 2, 5);
-  AtenTensorHandle bias = fake(F32, CUDA, 0, 1, s1);
+  AtenTensorHandle bias = fake_on(F32, CUDA, 0, 1, s1);
   expect_fail(aoti_torch_cuda_addmm_out(o, bias, a, b, 1.0, 1.0),
               "'self' (bias) has size 3 in dim 0, which does not broadcast "
               "to size 5 (bias [3], result [2, 5])");
   aoti_torch_delete_tensor_object(bias);
-  bias = fake(F32, CUDA, 0, 2, s21);
+  bias = fake_on(F32, CUDA, 0, 2, s21);
   expect_fail(aoti_torch_cuda_addmm_out(o, bias, a, b, 1.0, 1.0),
               "'self' (bias) has size 2 in dim 1, which does not broadcast "
               "to size 5");
   aoti_torch_delete_tensor_object(bias);
-  bias = fake(F32, CUDA, 0, 3, s3);
+  bias = fake_on(F32, CUDA, 0, 3, s3);
   expect_fail(aoti_torch_cuda_addmm_out(o, bias, a, b, 1.0, 1.0),
               "'self' (bias) must have at most 2 dims, got 3-D tensor");
   aoti_torch_delete_tensor_object(bias);
@@ -166,9 +148,10 @@ static void test_bmm_batch_mismatch(void **state) {
   (void)state;
   const int64_t sa[3] = {2, 4, 3}, sb[3] = {3, 3, 5}, so[3] = {2, 4, 6};
   const int64_t sb2[3] = {2, 3, 5};
-  AtenTensorHandle a = fake(F32, CUDA, 0, 3, sa), b = fake(F32, CUDA, 0, 3, sb),
-                   o = fake(F32, CUDA, 0, 3, so),
-                   b2 = fake(F32, CUDA, 0, 3, sb2);
+  AtenTensorHandle a = fake_on(F32, CUDA, 0, 3, sa),
+                   b = fake_on(F32, CUDA, 0, 3, sb),
+                   o = fake_on(F32, CUDA, 0, 3, so),
+                   b2 = fake_on(F32, CUDA, 0, 3, sb2);
   expect_fail(aoti_torch_cuda_bmm_out(o, a, b),
               "'self' has size 2 in dim 0 but 'mat2' has size 3 in dim 0");
   expect_fail(aoti_torch_cuda_bmm_out(o, a, b2),
@@ -182,9 +165,9 @@ static void test_bmm_batch_mismatch(void **state) {
 static void test_index_null_args(void **state) {
   (void)state;
   const int64_t s[1] = {4};
-  AtenTensorHandle x = cuda2(F32, 4, 2), m = fake(BOOL, CUDA, 0, 1, s);
+  AtenTensorHandle x = cuda2(F32, 4, 2), m = fake_on(BOOL, CUDA, 0, 1, s);
   const AtenTensorHandle *idx[1] = {&m};
-  AtenTensorHandle ret = (AtenTensorHandle)g_dummy;
+  AtenTensorHandle ret = fake_sentinel();
   expect_fail(aoti_torch_cuda_index_Tensor(x, idx, 1, NULL),
               "the result pointer 'ret0' is NULL");
   expect_fail(aoti_torch_cuda_index_Tensor(NULL, idx, 1, &ret),
@@ -201,8 +184,8 @@ static void test_index_null_args(void **state) {
 static void test_index_mask_shape(void **state) {
   (void)state;
   const int64_t s3[1] = {3}, s23[2] = {4, 3};
-  AtenTensorHandle x = cuda2(F32, 4, 2), m = fake(BOOL, CUDA, 0, 1, s3),
-                   m2 = fake(BOOL, CUDA, 0, 2, s23);
+  AtenTensorHandle x = cuda2(F32, 4, 2), m = fake_on(BOOL, CUDA, 0, 1, s3),
+                   m2 = fake_on(BOOL, CUDA, 0, 2, s23);
   AtenTensorHandle ret = NULL;
   const AtenTensorHandle *idx[1] = {&m};
   expect_fail(aoti_torch_cuda_index_Tensor(x, idx, 1, &ret),
@@ -222,7 +205,7 @@ static void test_index_mask_shape(void **state) {
 static void test_index_too_many(void **state) {
   (void)state;
   const int64_t s42[2] = {4, 2};
-  AtenTensorHandle x = cuda2(F32, 4, 2), m = fake(BOOL, CUDA, 0, 2, s42);
+  AtenTensorHandle x = cuda2(F32, 4, 2), m = fake_on(BOOL, CUDA, 0, 2, s42);
   AtenTensorHandle ret = NULL;
   const AtenTensorHandle *idx[2] = {NULL, &m};
   expect_fail(aoti_torch_cuda_index_Tensor(x, idx, 2, &ret),
@@ -234,9 +217,9 @@ static void test_index_too_many(void **state) {
 static void test_index_kinds(void **state) {
   (void)state;
   const int64_t s4[1] = {4};
-  AtenTensorHandle x = cuda2(F32, 4, 2), f = fake(F32, CUDA, 0, 1, s4),
-                   m = fake(BOOL, CUDA, 0, 1, s4),
-                   mc = fake(BOOL, CPU, 0, 1, s4);
+  AtenTensorHandle x = cuda2(F32, 4, 2), f = fake_on(F32, CUDA, 0, 1, s4),
+                   m = fake_on(BOOL, CUDA, 0, 1, s4),
+                   mc = fake_on(BOOL, CPU, 0, 1, s4);
   AtenTensorHandle ret = NULL;
   /* Two masks are allowed; the second one indexes dim 1 (size 2). */
   const AtenTensorHandle *two[2] = {&m, &m};
@@ -251,7 +234,7 @@ static void test_index_kinds(void **state) {
   expect_fail(aoti_torch_cuda_index_Tensor(x, cpu, 1, &ret),
               "'indices[0]' is on device type 0 (cpu), expected a CUDA tensor");
   const int64_t s42[2] = {4, 2};
-  AtenTensorHandle xc = fake(F32, CPU, 0, 2, s42);
+  AtenTensorHandle xc = fake_on(F32, CPU, 0, 2, s42);
   const AtenTensorHandle *idx[1] = {&m};
   expect_fail(aoti_torch_cuda_index_Tensor(xc, idx, 1, &ret),
               "'self' is on device type 0 (cpu), expected a CUDA tensor");
@@ -262,7 +245,7 @@ static void test_index_kinds(void **state) {
 static void test_index_int_into_empty_dim(void **state) {
   (void)state;
   const int64_t s1[1] = {1};
-  AtenTensorHandle x = cuda2(F32, 0, 2), i = fake(I64, CUDA, 0, 1, s1);
+  AtenTensorHandle x = cuda2(F32, 0, 2), i = fake_on(I64, CUDA, 0, 1, s1);
   AtenTensorHandle ret = NULL;
   const AtenTensorHandle *idx[1] = {&i};
   expect_fail(aoti_torch_cuda_index_Tensor(x, idx, 1, &ret),

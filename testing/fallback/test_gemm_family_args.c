@@ -11,26 +11,9 @@
 
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/fallback_abi.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum { F16 = 5, F32 = 6, F64 = 7, I64 = 4, BF16 = 15, CPU = 0, CUDA = 1 };
-
-static char g_dummy[64];
-
-static AtenTensorHandle fake(int32_t dtype, int32_t dev_type, int64_t ndim,
-                             const int64_t *sizes) {
-  int64_t strides[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(
-                       g_dummy, ndim, sizes, strides, 0, dtype, dev_type, 0,
-                       &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
 
 static AtenTensorHandle t1(int32_t dt, int64_t a) {
   const int64_t s[1] = {a};
@@ -43,13 +26,6 @@ static AtenTensorHandle t2(int32_t dt, int64_t a, int64_t b) {
 static AtenTensorHandle t3(int32_t dt, int64_t a, int64_t b, int64_t c) {
   const int64_t s[3] = {a, b, c};
   return fake(dt, CUDA, 3, s);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
 static void del(int n, ...) {
@@ -169,7 +145,7 @@ static void test_addmv(void **state) {
                    v_bad = t1(F32, 5), bias_bad = t1(F32, 3),
                    bias2 = t2(F32, 1, 4), v16 = t1(F16, 3),
                    vc = fake(F32, CPU, 1, (int64_t[]){3});
-  AtenTensorHandle ret = (AtenTensorHandle)g_dummy;
+  AtenTensorHandle ret = fake_sentinel();
   expect_fail(aoti_torch_cuda_addmv(bias, m, v, 1, 1, NULL),
               "aoti_torch_cuda_addmv: the result pointer 'ret0' is NULL");
   expect_fail(aoti_torch_cuda_addmv(bias, m, NULL, 1, 1, &ret),
@@ -202,7 +178,7 @@ static void test_addmm_activation(void **state) {
   AtenTensorHandle a = t2(F16, 4, 3), b = t2(F16, 3, 5), bias = t1(F16, 5),
                    b_bad = t2(F16, 2, 5), bias_bad = t1(F16, 4),
                    bias3 = t3(F16, 1, 1, 5), bias32 = t1(F32, 5);
-  AtenTensorHandle ret = (AtenTensorHandle)g_dummy;
+  AtenTensorHandle ret = fake_sentinel();
   expect_fail(aoti_torch_cuda__addmm_activation(bias, a, b, 1, 1, 0, NULL),
               "aoti_torch_cuda__addmm_activation: the result pointer 'ret0' "
               "is NULL");

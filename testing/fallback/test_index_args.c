@@ -15,41 +15,16 @@
 #include "shim_lib/fallback/fallback_abi.h"
 #include "shim_lib/fallback/index_tensor.h"
 #include "shim_lib/fallback/tensor_layout.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum {
   U8 = 0, I8 = 1, I32 = 3, I64 = 4, F16 = 5, F32 = 6, F64 = 7, C32 = 8,
   BOOL = 11, CPU = 0, CUDA = 1
 };
 
-static char g_dummy[64]; /* data of the fake tensors, never read */
-
-static AtenTensorHandle fake_strided(int32_t dtype, int32_t dev_type,
-                                     int64_t ndim, const int64_t *sizes,
-                                     const int64_t *strides) {
-  int64_t s[16];
-  int64_t acc = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    s[d] = strides ? strides[d] : acc;
-    acc *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(g_dummy, ndim, sizes, s,
-                                                      0, dtype, dev_type, 0,
-                                                      &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
-
 static AtenTensorHandle cuda_t(int32_t dtype, int64_t ndim,
                                const int64_t *sizes) {
   return fake_strided(dtype, CUDA, ndim, sizes, NULL);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
 }
 
 static void del(AtenTensorHandle a) { aoti_torch_delete_tensor_object(a); }

@@ -22,41 +22,12 @@
 #include "shim_lib/fallback/fallback_abi.h"
 #include "shim_lib/fallback/random_args.h"
 #include "shim_lib/fallback/random_state.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum {
   U8 = 0, I8 = 1, I32 = 3, I64 = 4, F16 = 5, F32 = 6, F64 = 7, C64 = 9,
   BOOL = 11, BF16 = 15, CPU = 0, CUDA = 1
 };
-
-static char g_dummy[4096]; /* data of the fake tensors, never read */
-
-static AtenTensorHandle strided(int32_t dtype, int32_t dev_type, int64_t ndim,
-                                const int64_t *sizes, const int64_t *strides) {
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(
-                       g_dummy, ndim, sizes, strides, 0, dtype, dev_type, 0,
-                       &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
-
-static AtenTensorHandle fake(int32_t dtype, int32_t dev_type, int64_t ndim,
-                             const int64_t *sizes) {
-  int64_t strides[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  return strided(dtype, dev_type, ndim, sizes, strides);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
-}
 
 static int gpu_present(void) {
   int n = 0;

@@ -17,6 +17,7 @@
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/fallback_abi.h"
 #include "shim_lib/fallback/scatter_math.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum {
   U8 = 0, I8 = 1, I32 = 3, I64 = 4, F16 = 5, F32 = 6, F64 = 7, C64 = 9,
@@ -29,40 +30,10 @@ static const char kRed[] = "aoti_torch_cuda_scatter_reduce_two_out";
 
 static _Alignas(16) char g_mem[1 << 16]; /* data of the fake tensors */
 
-/* A fake tensor at byte offset `at` of g_mem (contiguous unless strides). */
-static AtenTensorHandle blob(int32_t dtype, int32_t dev_type, int32_t dev,
-                             int64_t ndim, const int64_t *sizes,
-                             const int64_t *strides, size_t at) {
-  int64_t st[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    st[d] = strides ? strides[d] : s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(g_mem + at, ndim, sizes,
-                                                      st, 0, dtype, dev_type,
-                                                      dev, &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
-
 /* A CUDA tensor [r, c] of dtype at byte offset `at`. */
 static AtenTensorHandle t2(int32_t dtype, int64_t r, int64_t c, size_t at) {
   const int64_t s[2] = {r, c};
-  return blob(dtype, CUDA, 0, 2, s, NULL, at);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
-}
-
-static void expect_ok(AOTITorchError err) {
-  if (err != AOTI_TORCH_SUCCESS)
-    fail_msg("unexpected failure: %s", aotrun_shim_last_error());
+  return fake_blob(g_mem + at, dtype, CUDA, 0, 2, s, NULL);
 }
 
 static void del(AtenTensorHandle a) { aoti_torch_delete_tensor_object(a); }
@@ -131,10 +102,10 @@ static void test_reduce_names(void **state) {
 static void test_cpu_tensors(void **state) {
   (void)state;
   const int64_t s48[2] = {4, 8}, s28[2] = {2, 8};
-  AtenTensorHandle self = blob(F32, CPU, 0, 2, s48, NULL, 0),
-                   out = blob(F32, CPU, 0, 2, s48, NULL, 1024),
-                   index = blob(I64, CPU, 0, 2, s28, NULL, 4096),
-                   src = blob(F32, CPU, 0, 2, s28, NULL, 8192);
+  AtenTensorHandle self = fake_blob(g_mem + 0, F32, CPU, 0, 2, s48, NULL),
+                   out = fake_blob(g_mem + 1024, F32, CPU, 0, 2, s48, NULL),
+                   index = fake_blob(g_mem + 4096, I64, CPU, 0, 2, s28, NULL),
+                   src = fake_blob(g_mem + 8192, F32, CPU, 0, 2, s28, NULL);
   expect_fail(aoti_torch_scatter_out(out, self, 0, index, src),
               "aoti_torch_scatter_out: 'self' is on device type 0 (cpu), "
               "expected a CUDA tensor");
@@ -148,7 +119,7 @@ static void test_cpu_tensors(void **state) {
               "'src' is on device type 0 (cpu), expected a CUDA tensor");
   expect_fail(aoti_torch_cuda_scatter_src_out(out, c.self, 0, c.index, c.src),
               "'out' is on device type 0 (cpu), expected a CUDA tensor");
-  AtenTensorHandle ix1 = blob(I64, CUDA, 1, 2, s28, NULL, 4096);
+  AtenTensorHandle ix1 = fake_blob(g_mem + 4096, I64, CUDA, 1, 2, s28, NULL);
   expect_fail(aoti_torch_cuda_scatter_src_out(c.out, c.self, 0, ix1, c.src),
               "'index' is on cuda:1 but 'self' is on cuda:0");
   del(ix1);
@@ -209,8 +180,8 @@ static void test_dims(void **state) {
   expect_fail(aoti_torch_cuda_scatter_src_out(c.out, c.self, -3, c.index, c.src),
               "dim -3 is out of range");
   const int64_t s3[3] = {2, 8, 1}, s1[1] = {16};
-  AtenTensorHandle ix3 = blob(I64, CUDA, 0, 3, s3, NULL, 4096),
-                   src1 = blob(F32, CUDA, 0, 1, s1, NULL, 8192);
+  AtenTensorHandle ix3 = fake_blob(g_mem + 4096, I64, CUDA, 0, 3, s3, NULL),
+                   src1 = fake_blob(g_mem + 8192, F32, CUDA, 0, 1, s1, NULL);
   expect_fail(aoti_torch_cuda_scatter_src_out(c.out, c.self, 0, ix3, c.src),
               "'index' has 3 dims but 'self' has 2");
   expect_fail(aoti_torch_cuda_scatter_src_out(c.out, c.self, 0, c.index, src1),
@@ -269,8 +240,8 @@ static void test_overlap(void **state) {
                                               c.self),
               "'out' and 'src' overlap in memory");
   const int64_t s48[2] = {4, 8}, st0[2] = {0, 1}, stt[2] = {1, 2};
-  AtenTensorHandle expanded = blob(F32, CUDA, 0, 2, s48, st0, 0),
-                   strange = blob(F32, CUDA, 0, 2, s48, stt, 0);
+  AtenTensorHandle expanded = fake_blob(g_mem + 0, F32, CUDA, 0, 2, s48, st0),
+                   strange = fake_blob(g_mem + 0, F32, CUDA, 0, 2, s48, stt);
   expect_fail(aoti_torch_cuda_scatter_src_out(expanded, expanded, 0, c.index,
                                               c.src),
               "'out' has internally overlapping memory");
@@ -291,7 +262,7 @@ static void test_empty_index_in_place(void **state) {
   call c = make_call(F32, I64);
   const int64_t s08[2] = {0, 8};
   /* ATen checks neither an empty index's dtype nor its shape. */
-  AtenTensorHandle empty = blob(F32, CUDA, 0, 2, s08, NULL, 4096);
+  AtenTensorHandle empty = fake_blob(g_mem + 4096, F32, CUDA, 0, 2, s08, NULL);
   expect_ok(aoti_torch_cuda_scatter_src_out(c.self, c.self, 0, empty, c.src));
   expect_ok(aoti_torch_cuda_scatter_reduce_two_out(c.self, c.self, 1, empty,
                                                    c.src, "mean", 0));
@@ -300,8 +271,8 @@ static void test_empty_index_in_place(void **state) {
   AtenTensorHandle alias = t2(F32, 4, 8, 0);
   expect_ok(aoti_torch_scatter_out(alias, c.self, 0, empty, c.src));
   const int64_t s0[1] = {0};
-  AtenTensorHandle scalar = blob(F32, CUDA, 0, 0, NULL, NULL, 0),
-                   ix0 = blob(I64, CUDA, 0, 1, s0, NULL, 4096);
+  AtenTensorHandle scalar = fake_blob(g_mem + 0, F32, CUDA, 0, 0, NULL, NULL),
+                   ix0 = fake_blob(g_mem + 4096, I64, CUDA, 0, 1, s0, NULL);
   expect_ok(aoti_torch_cuda_scatter_value_out(scalar, scalar, -1, ix0, 1.0));
   expect_ok(aoti_torch_cuda_scatter_value_out(scalar, scalar, 0, ix0, 1.0));
   expect_fail(aoti_torch_cuda_scatter_value_out(scalar, scalar, 1, ix0, 1.0),
@@ -316,8 +287,8 @@ static void test_empty_index_in_place(void **state) {
 
 static void value_case(int32_t dtype, double v, int ok) {
   const int64_t s0[1] = {0}, s4[1] = {4};
-  AtenTensorHandle self = blob(dtype, CUDA, 0, 1, s4, NULL, 0),
-                   ix = blob(I64, CUDA, 0, 1, s0, NULL, 4096);
+  AtenTensorHandle self = fake_blob(g_mem + 0, dtype, CUDA, 0, 1, s4, NULL),
+                   ix = fake_blob(g_mem + 4096, I64, CUDA, 0, 1, s0, NULL);
   AOTITorchError err = aoti_torch_cuda_scatter_value_out(self, self, 0, ix, v);
   if (ok)
     expect_ok(err);
@@ -349,8 +320,8 @@ static void test_value_conversion(void **state) {
   value_case(F64, 1e300, 1);
   value_case(BOOL, NAN, 1);
   const int64_t s0[1] = {0}, s4[1] = {4};
-  AtenTensorHandle self = blob(I32, CUDA, 0, 1, s4, NULL, 0),
-                   ix = blob(I64, CUDA, 0, 1, s0, NULL, 4096);
+  AtenTensorHandle self = fake_blob(g_mem + 0, I32, CUDA, 0, 1, s4, NULL),
+                   ix = fake_blob(g_mem + 4096, I64, CUDA, 0, 1, s0, NULL);
   expect_fail(aoti_torch_cuda_scatter_value_out(self, self, 0, ix, 3e9),
               "aoti_torch_cuda_scatter_value_out: value 3000000000 cannot be "
               "converted to dtype int32 without overflow");

@@ -15,43 +15,13 @@
 #include "shim_lib/fallback/fallback_abi.h"
 #include "shim_lib/fallback/sort_plan.h"
 #include "shim_lib/fallback/sort_rows.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum { F32 = 6, I64 = 4, C64 = 9, F8 = 24, CPU = 0, CUDA = 1 };
 
 static const char kSort[] = "aoti_torch_cuda_sort";
 static const char kStable[] = "aoti_torch_cuda_sort_stable";
 static const char kTopk[] = "aoti_torch_cuda_topk";
-
-static char g_dummy[4096]; /* data of the fake tensors, never read */
-
-static AtenTensorHandle strided(int32_t dtype, int32_t dev_type, int64_t ndim,
-                                const int64_t *sizes, const int64_t *strides) {
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(
-                       g_dummy, ndim, sizes, strides, 0, dtype, dev_type, 0,
-                       &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
-
-/* A contiguous fake tensor. */
-static AtenTensorHandle fake(int32_t dtype, int32_t dev_type, int64_t ndim,
-                             const int64_t *sizes) {
-  int64_t strides[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  return strided(dtype, dev_type, ndim, sizes, strides);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
-}
 
 static void expect_strides(const int64_t *got, const int64_t *want,
                            int64_t n) {
@@ -159,7 +129,7 @@ static void test_sort_plan_strides(void **state) {
   aotrun_fb_sort_plan p;
   /* (10, 6).t(): sizes (6, 10), strides (1, 6), dense -> kept (measured). */
   const int64_t ts[2] = {6, 10}, tt[2] = {1, 6};
-  AtenTensorHandle t = strided(F32, CUDA, 2, ts, tt);
+  AtenTensorHandle t = fake_strided(F32, CUDA, 2, ts, tt);
   assert_int_equal(aotrun_fb_sort_plan_build(kSort, t, -1, &r0, &r1, &p), 0);
   expect_strides(p.out_strides, tt, 2);
   assert_int_equal(p.dim, 1);
@@ -167,27 +137,27 @@ static void test_sort_plan_strides(void **state) {
   assert_int_equal(p.rows, 6);
   /* x[:, ::2] of (4, 6): (4, 3) strides (6, 2) -> contiguous (3, 1). */
   const int64_t ss[2] = {4, 3}, st[2] = {6, 2}, sw[2] = {3, 1};
-  AtenTensorHandle sl = strided(F32, CUDA, 2, ss, st);
+  AtenTensorHandle sl = fake_strided(F32, CUDA, 2, ss, st);
   assert_int_equal(aotrun_fb_sort_plan_build(kStable, sl, 0, &r0, &r1, &p), 0);
   expect_strides(p.out_strides, sw, 2);
   /* (8, 6).t()[:, ::2]: (6, 4) strides (1, 12) -> transposed dense (1, 6). */
   const int64_t us[2] = {6, 4}, ut[2] = {1, 12}, uw[2] = {1, 6};
-  AtenTensorHandle u = strided(F32, CUDA, 2, us, ut);
+  AtenTensorHandle u = fake_strided(F32, CUDA, 2, us, ut);
   assert_int_equal(aotrun_fb_sort_plan_build(kSort, u, 0, &r0, &r1, &p), 0);
   expect_strides(p.out_strides, uw, 2);
   /* expand (4, 1) -> (4, 5): strides (1, 0) -> (5, 1). */
   const int64_t es[2] = {4, 5}, et[2] = {1, 0}, ew[2] = {5, 1};
-  AtenTensorHandle ex = strided(F32, CUDA, 2, es, et);
+  AtenTensorHandle ex = fake_strided(F32, CUDA, 2, es, et);
   assert_int_equal(aotrun_fb_sort_plan_build(kSort, ex, 1, &r0, &r1, &p), 0);
   expect_strides(p.out_strides, ew, 2);
   /* permute(0, 2, 1) of contiguous (2, 4, 3): dense, kept. */
   const int64_t ps[3] = {2, 3, 4}, pt[3] = {12, 1, 3};
-  AtenTensorHandle pm = strided(F32, CUDA, 3, ps, pt);
+  AtenTensorHandle pm = fake_strided(F32, CUDA, 3, ps, pt);
   assert_int_equal(aotrun_fb_sort_plan_build(kSort, pm, 1, &r0, &r1, &p), 0);
   expect_strides(p.out_strides, pt, 3);
   /* no elements: strides kept whatever they are (contiguous by c10). */
   const int64_t zs[2] = {0, 3}, zt[2] = {7, 5};
-  AtenTensorHandle z = strided(F32, CUDA, 2, zs, zt);
+  AtenTensorHandle z = fake_strided(F32, CUDA, 2, zs, zt);
   assert_int_equal(aotrun_fb_sort_plan_build(kSort, z, 1, &r0, &r1, &p), 0);
   expect_strides(p.out_strides, zt, 2);
   assert_int_equal(p.rows, 0);
@@ -225,7 +195,7 @@ static void test_topk_plan(void **state) {
   AtenTensorHandle r0 = NULL, r1 = NULL;
   aotrun_fb_sort_plan p;
   const int64_t ts[2] = {6, 10}, tt[2] = {1, 6};
-  AtenTensorHandle t = strided(F32, CUDA, 2, ts, tt);
+  AtenTensorHandle t = fake_strided(F32, CUDA, 2, ts, tt);
   assert_int_equal(aotrun_fb_topk_plan_build(kTopk, t, 3, 0, &r0, &r1, &p), 0);
   assert_int_equal(p.out_sizes[0], 3);
   assert_int_equal(p.out_sizes[1], 10);
