@@ -53,6 +53,18 @@ typedef struct fake {
 
 static fake F;
 
+/* calloc, wrapped at link time (BUILD: -Wl,--wrap=calloc, static link, so
+ * the graph state's own callocs come here): with calloc_countdown = n > 0
+ * the n-th calloc from then on returns NULL, as on an exhausted heap. */
+static long calloc_countdown, calloc_calls;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size) {
+  calloc_calls++;
+  if (calloc_countdown > 0 && --calloc_countdown == 0) return NULL;
+  return __real_calloc(n, size);
+}
+
 static aotrun_status fail_if(enum fail_point p, aotrun_error *err,
                              const char *what) {
   if (F.fail != p) return AOTRUN_OK;
@@ -164,7 +176,9 @@ static aotrun_status f_static_alloc(void *ctx, size_t bytes, void **ptr,
   (void)ctx;
   aotrun_status st = fail_if(FAIL_STATIC_ALLOC, err, "cudaMalloc");
   if (st != AOTRUN_OK) return st;
-  *ptr = calloc(1, bytes);
+  *ptr = malloc(bytes); /* not calloc: the sweep below fails callocs */
+  assert_non_null(*ptr);
+  memset(*ptr, 0, bytes);
   F.static_allocs++;
   return AOTRUN_OK;
 }
@@ -1027,9 +1041,72 @@ static void test_max_graphs_option(void **state) {
   assert_all_released();
 }
 
+/* One life of a graph state with two cached shapes: create, warm-up,
+ * capture, replay, a second shape and its capture, replays of both,
+ * destroy. Returns how many calls failed; each failure must say it ran
+ * out of memory. */
+static int oom_life(void) {
+  aotrun_graph_state *s = NULL;
+  aotrun_error err;
+  aotrun_error_clear(&err);
+  aotrun_status st = aotrun_graph_state_create(
+      &kOps, "forward", (DLDevice){kDLCUDA, 0}, 2, 1, &s, &err);
+  if (st != AOTRUN_OK) {
+    assert_int_equal(st, AOTRUN_ERR_OUT_OF_MEMORY);
+    assert_null(s);
+    return 1;
+  }
+  int failed = 0;
+  if (aotrun_graph_state_set_max_graphs(s, 2, &err) != AOTRUN_OK) failed++;
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  const int64_t shapes[] = {5, 5, 5, 5, 5, 6, 6, 6, 5, 6, 5};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    t.in_shape[1][0] = shapes[i];
+    st = call(s, &t, &err);
+    if (st != AOTRUN_OK) {
+      failed++;
+      if (strstr(err.message, "out of memory") == NULL)
+        fail_msg("call %zu failed without saying why: %s", i, err.message);
+    }
+  }
+  (void)aotrun_graph_state_memory_report(s);
+  aotrun_graph_state_destroy(s);
+  return failed;
+}
+
+/* Every calloc of a graph state's life fails once, in turn: no crash, no
+ * leak (ASan in CI), every failed call says "out of memory", and
+ * everything the state made (graphs, execs, pools, static buffers,
+ * outputs) is released by destroy. */
+static void test_out_of_memory_at_every_calloc(void **state) {
+  (void)state;
+  calloc_calls = 0;
+  calloc_countdown = 0;
+  assert_int_equal(oom_life(), 0);
+  long total = calloc_calls;
+  assert_true(total > 0);
+  assert_all_released();
+  int failures = 0;
+  for (long n = 1; n <= total; n++) {
+    memset(&F, 0, sizeof F);
+    calloc_countdown = n;
+    failures += oom_life();
+    if (calloc_countdown != 0)
+      fail_msg("calloc %ld of %ld was never reached", n, total);
+    assert_all_released();
+  }
+  calloc_countdown = 0;
+  print_message("%ld callocs in a life; %d calls failed over the sweep\n",
+                total, failures);
+  assert_true(failures > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_disabled_runs_directly, reset),
+      cmocka_unit_test_setup(test_out_of_memory_at_every_calloc, reset),
       cmocka_unit_test_setup(test_warmup_capture_on_fourth_then_replay, reset),
       cmocka_unit_test_setup(test_failed_warmup_call_does_not_count, reset),
       cmocka_unit_test_setup(test_replay_refuses_other_size, reset),
