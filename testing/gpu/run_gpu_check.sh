@@ -27,6 +27,9 @@
 # decoder's sequence-length buckets (testing/gpu/test_graph_shapes.py).
 # Part "gemm_lt" (with e2e) compares the suite a second time with
 # AOTRUN_GEMM_LT=1 (plain GEMMs through cuBLASLt).
+# Part "warmup" (opt-in) runs testing/gpu/test_warm_up_run.py; part
+# "kernels" (opt-in, with "export" or "e2e") tables each kernel's GPU time
+# for aotrun and eager (testing/gpu/profile_kernels.py).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -139,6 +142,16 @@ add_summary "$W/logs/graph_shapes.log"
 echo "graph per shape: ${r:-no summary line} (passed failed)"
 grep -E '^(PASS|FAIL|SKIP) ' "$W/logs/graph_shapes.log" | head -n 30
 fi
+# 2d''. Option warm_up_run (issue 12: the first call's cost moved into
+# init; the refusal for buffer-writing methods; figures off/on);
+# opt-in: AOTRUN_GPU_PARTS=warmup.
+if part warmup; then
+timeout 400 python3 testing/gpu/test_warm_up_run.py --lib "$B/lib" --bin "$B/bin" --work "$W/warmup" \
+  > "$W/logs/warm_up_run.log" 2>&1
+add_summary "$W/logs/warm_up_run.log"
+echo "warm_up_run: ${r:-no summary line} (passed failed)"
+grep -E '^(PASS|FAIL|SKIP) ' "$W/logs/warm_up_run.log" | head -n 30
+fi
 # 2e. aotrun and torch in one process (libtorch local, then global);
 # opt-in: AOTRUN_GPU_PARTS=coexist.
 if part coexist; then
@@ -183,6 +196,19 @@ if part e2e && part gemm_lt; then
     > "$W/logs/run_suite_gemm_lt.out" 2>&1 || suite_rc=$?
   grep -E 'FAIL|^bench' "$W/logs/run_suite_gemm_lt.out" | head -n 30
   echo "AOTRUN_GEMM_LT=1 suite: $(tail -n 1 "$W/logs/run_suite_gemm_lt.out")"
+fi
+# 3c. Kernel by kernel: aotrun's GPU time per call next to eager's for the
+# same model (torch.profiler, one process; testing/gpu/profile_kernels.py);
+# opt-in: AOTRUN_GPU_PARTS=export,kernels (AOTRUN_GPU_KERNELS picks the
+# cases, default transformer_t2048_fused). Counted with the unit tests.
+if part kernels; then
+[ -n "$export_pid" ] && wait "$export_pid"
+timeout 300 python3 testing/gpu/profile_kernels.py "$W/suite" \
+  "${AOTRUN_GPU_KERNELS:-transformer_t2048_fused}" --lib "$B/lib" --out "$OUT" \
+  > "$W/logs/profile_kernels.log" 2>&1
+add_summary "$W/logs/profile_kernels.log"
+echo "kernel profile: ${r:-no summary line} (passed failed); tables in \$OUT/kernels_*.md"
+grep -E '^(FAIL|aotrun [0-9]|.*max abs diff)' "$W/logs/profile_kernels.log" | head -n 20
 fi
 # 3a. The suite under compute-sanitizer (memcheck, racecheck, initcheck,
 # synccheck); opt-in: AOTRUN_GPU_PARTS=...,sanitize (AOTRUN_GPU_SANITIZE
