@@ -14,22 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "plugin_api/cli.h"
 #include "plugin_api/st_file.h"
 
-int cli_is_safetensors_path(const char *path) {
-  static const char kExt[] = ".safetensors";
-  size_t n = strlen(path), e = sizeof kExt - 1;
-  return n > e && strcasecmp(path + n - e, kExt) == 0;
-}
-
-int cli_is_npy_path(const char *path) {
-  static const char kExt[] = ".npy";
-  size_t n = strlen(path), e = sizeof kExt - 1;
-  return n > e && strcasecmp(path + n - e, kExt) == 0;
-}
 
 /* The inputs being filled: arrays and labels (NULL: not given yet). */
 typedef struct input_slots {

@@ -49,7 +49,7 @@ sources_for() {
       testing/backend/program_fixture.c ;;
     kernel_arch) echo aot_loader/kernel_arch.c aot_loader/aotrun_error.c ;;
     shim_binding) echo aot_loader/shim_binding.c aot_loader/aotrun_error.c ;;
-    cli) echo plugin_api/cli_options.c plugin_api/cli_text.c \
+    cli) echo plugin_api/cli_options.c plugin_api/cli_file_kind.c plugin_api/cli_text.c \
       plugin_api/host_error.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
        return 1 ;;
