@@ -24,12 +24,15 @@ static last_error_fn g_last_error;
 static clear_error_fn g_clear_error;
 static aotrun_delete_tensor_fn g_delete_tensor;
 
-/* Appends "; <text>" to a diagnostic buffer, truncating quietly. */
+/* Appends "; <text>" to a diagnostic buffer, truncating quietly (the
+ * return value is read so that -O2's -Wformat-truncation knows the cut is
+ * meant). */
 static void note(char *buf, size_t cap, const char *what, const char *why) {
   size_t used = strlen(buf);
   if (used + 1 >= cap) return;
-  snprintf(buf + used, cap - used, "%s%s: %s", used ? "; " : "", what,
-           why ? why : "unknown error");
+  if (snprintf(buf + used, cap - used, "%s%s: %s", used ? "; " : "", what,
+               why ? why : "unknown error") < 0)
+    buf[used] = '\0';
 }
 
 /* The link map of the object that holds addr, or NULL. */

@@ -136,7 +136,7 @@ static AOTITorchError read_float(const char *fn, AtenTensorHandle h, double max,
   AOTITorchError aoti_torch_item_##name(AtenTensorHandle t, ctype *ret) {   \
     static const char fn[] = "aoti_torch_item_" #name;                      \
     CHECK_OUT(fn, ret);                                                     \
-    __int128 x;                                                             \
+    __int128 x = 0;                                                         \
     if (read_int(fn, t, (lo), (hi), #name, &x)) return AOTI_TORCH_FAILURE;  \
     *ret = (ctype)x;                                                        \
     return AOTI_TORCH_SUCCESS;                                              \
@@ -160,7 +160,7 @@ AOTITorchError aoti_torch_item_float64(AtenTensorHandle t, double *ret) {
 AOTITorchError aoti_torch_item_float32(AtenTensorHandle t, float *ret) {
   static const char fn[] = "aoti_torch_item_float32";
   CHECK_OUT(fn, ret);
-  double f;
+  double f = 0;
   if (read_float(fn, t, FLT_MAX, "float32", &f)) return AOTI_TORCH_FAILURE;
   *ret = (float)f;
   return AOTI_TORCH_SUCCESS;
@@ -169,7 +169,7 @@ AOTITorchError aoti_torch_item_float32(AtenTensorHandle t, float *ret) {
 AOTITorchError aoti_torch_item_float16(AtenTensorHandle t, aotrun_half_bits *ret) {
   static const char fn[] = "aoti_torch_item_float16";
   CHECK_OUT(fn, ret);
-  double f;
+  double f = 0;
   if (read_float(fn, t, 65504.0, "float16", &f)) return AOTI_TORCH_FAILURE;
   *ret = aotrun_float_to_half((float)f);
   return AOTI_TORCH_SUCCESS;
@@ -178,7 +178,7 @@ AOTITorchError aoti_torch_item_float16(AtenTensorHandle t, aotrun_half_bits *ret
 AOTITorchError aoti_torch_item_bfloat16(AtenTensorHandle t, aotrun_bfloat16_bits *ret) {
   static const char fn[] = "aoti_torch_item_bfloat16";
   CHECK_OUT(fn, ret);
-  double f;
+  double f = 0;
   if (read_float(fn, t, 3.3895313892515355e38, "bfloat16", &f)) return AOTI_TORCH_FAILURE;
   *ret = aotrun_float_to_bf16((float)f);
   return AOTI_TORCH_SUCCESS;
