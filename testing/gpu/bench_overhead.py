@@ -642,7 +642,8 @@ def floor_median(rounds):
     for key in ("sync_idle", "one_launch_sync", "memcpy_d2d_sync",
                 "memcpy_h2d_sync", "memcpy_d2h_sync"):
         out[key] = med([r.get(key, {}).get("median") for r in rounds])
-    for key in ("launches_sync", "graph_launch_sync"):
+    for key in ("launches_sync", "graph_launch_sync", "replay_copies_sync",
+                "replay_memcpy_nodes_sync", "replay_kernel_nodes_sync"):
         ns = sorted({n for r in rounds for n in r.get(key, {})}, key=int)
         out[key] = {n: med([r.get(key, {}).get(n, {}).get("median")
                             for r in rounds]) for n in ns}
@@ -879,6 +880,16 @@ def render_markdown(res):
             _f(floor["launches_sync"].get(n), "%.2f") for n in ns) + " |")
         L.append("| graph of N empty kernels + sync | " + " | ".join(
             _f((floor.get("graph_launch_sync") or {}).get(n), "%.2f") for n in ns) + " |")
+        for key, what in (
+                ("replay_copies_sync", "replay, device I/O: copy in + graph + "
+                 "copy out on the stream + sync"),
+                ("replay_memcpy_nodes_sync", "replay, device I/O: memcpy nodes "
+                 "re-pointed (ExecMemcpyNodeSetParams1D) + graph + sync"),
+                ("replay_kernel_nodes_sync", "replay, device I/O: copy-kernel "
+                 "nodes re-pointed (ExecKernelNodeSetParams) + graph + sync")):
+            if floor.get(key):
+                L.append(f"| {what} | " + " | ".join(
+                    _f(floor[key].get(n), "%.2f") for n in ns) + " |")
         L.append("")
         L.append(f"Idle sync {_f(floor.get('sync_idle'), '%.2f')} us, one launch + sync "
                  f"{_f(floor.get('one_launch_sync'), '%.2f')} us, 256-byte copy + sync: "

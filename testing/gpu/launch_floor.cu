@@ -11,6 +11,22 @@
 //   memcpy_*_sync          one cudaMemcpyAsync of --copy-bytes (256) bytes,
 //                          device to device, host (pageable) to device,
 //                          device to host, + sync
+//   replay_*[N]            a graph replay with device I/O, as a runtime
+//                          does it for a caller whose input and output
+//                          buffers change from call to call (two caller
+//                          buffer pairs, alternating): a graph of N empty
+//                          kernels between the copy of --copy-bytes in and
+//                          the copy out, + sync, in three ways:
+//     replay_copies_sync      cudaMemcpyAsync in, cudaGraphLaunch,
+//                             cudaMemcpyAsync out (aotrun's replay today)
+//     replay_memcpy_nodes_sync  the copies are memcpy nodes of the graph,
+//                             pointed at this call's buffers with
+//                             cudaGraphExecMemcpyNodeSetParams1D, then one
+//                             cudaGraphLaunch
+//     replay_kernel_nodes_sync  the copies are copy-kernel nodes, pointed
+//                             with cudaGraphExecKernelNodeSetParams
+//                          (whether updating the graph is cheaper than two
+//                          copies on the stream: issue 12's replay target)
 //
 // Usage: launch_floor [--reps R] [--warmup W] [--ns 1,2,4,...]
 //                     [--copy-bytes B] [--device D]
@@ -28,6 +44,13 @@
 #define MAX_N 4096
 
 __global__ void empty_kernel() {}
+
+// The copy a replay needs, as a kernel: bytes from src to dst.
+__global__ void copy_kernel(char *dst, const char *src, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
 
 struct options {
   long reps = 2000, warmup = 200, copy_bytes = 256;
@@ -74,7 +97,24 @@ static stat3 summarize(double *v, long n) {
 }
 
 // What one repetition does before the synchronisation.
-enum work_kind { IDLE, LAUNCHES, GRAPH, COPY };
+enum work_kind {
+  IDLE,
+  LAUNCHES,
+  GRAPH,
+  COPY,
+  REPLAY_COPIES,
+  REPLAY_MEMCPY_NODES,
+  REPLAY_KERNEL_NODES
+};
+
+// A replay's graph and the caller's two buffer pairs it alternates over.
+struct replay {
+  cudaGraphExec_t exec;
+  cudaGraphNode_t in_node, out_node; // the copy nodes (node variants)
+  char *static_in, *static_out;      // the graph's own buffers
+  char *caller_in[2], *caller_out[2];
+  long turn;
+};
 
 struct work {
   work_kind kind;
@@ -85,7 +125,48 @@ struct work {
   const void *src;
   size_t bytes;
   cudaMemcpyKind copy_kind;
+  replay *r;
 };
+
+static int set_copy_kernel(cudaGraphExec_t exec, cudaGraphNode_t node,
+                           char *dst, const char *src, size_t n) {
+  void *args[3] = {&dst, &src, &n};
+  cudaKernelNodeParams p = {};
+  p.func = (void *)copy_kernel;
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(256);
+  p.kernelParams = args;
+  return TRY(cudaGraphExecKernelNodeSetParams(exec, node, &p));
+}
+
+// One replay with this turn's caller buffers.
+static int issue_replay(const work &w) {
+  replay *r = w.r;
+  int k = (int)(r->turn++ & 1);
+  const cudaMemcpyKind d2d = cudaMemcpyDeviceToDevice;
+  switch (w.kind) {
+    case REPLAY_COPIES:
+      return TRY(cudaMemcpyAsync(r->static_in, r->caller_in[k], w.bytes, d2d,
+                                 w.stream)) ||
+             TRY(cudaGraphLaunch(r->exec, w.stream)) ||
+             TRY(cudaMemcpyAsync(r->caller_out[k], r->static_out, w.bytes, d2d,
+                                 w.stream));
+    case REPLAY_MEMCPY_NODES:
+      return TRY(cudaGraphExecMemcpyNodeSetParams1D(
+                 r->exec, r->in_node, r->static_in, r->caller_in[k], w.bytes,
+                 d2d)) ||
+             TRY(cudaGraphExecMemcpyNodeSetParams1D(
+                 r->exec, r->out_node, r->caller_out[k], r->static_out,
+                 w.bytes, d2d)) ||
+             TRY(cudaGraphLaunch(r->exec, w.stream));
+    default:
+      return set_copy_kernel(r->exec, r->in_node, r->static_in,
+                             r->caller_in[k], w.bytes) ||
+             set_copy_kernel(r->exec, r->out_node, r->caller_out[k],
+                             r->static_out, w.bytes) ||
+             TRY(cudaGraphLaunch(r->exec, w.stream));
+  }
+}
 
 static int issue(const work &w) {
   switch (w.kind) {
@@ -96,8 +177,8 @@ static int issue(const work &w) {
     case GRAPH: return TRY(cudaGraphLaunch(w.graph, w.stream));
     case COPY:
       return TRY(cudaMemcpyAsync(w.dst, w.src, w.bytes, w.copy_kind, w.stream));
+    default: return issue_replay(w);
   }
-  return 0;
 }
 
 // Median etc. of --reps timed repetitions of w + sync; -1 median on error.
@@ -120,6 +201,54 @@ static int make_graph(int n, cudaStream_t s, cudaGraphExec_t *out) {
   cudaError_t launch = cudaGetLastError();
   if (TRY(cudaStreamEndCapture(s, &g)) || TRY(launch)) return 1;
   int bad = TRY(cudaGraphInstantiate(out, g, 0));
+  cudaGraphDestroy(g);
+  return bad;
+}
+
+// The replay graph of `kind`: N empty kernels in a chain, after the copy
+// in and before the copy out (as nodes of the graph for the node kinds;
+// on the stream around the launch for REPLAY_COPIES). Built node by node
+// so the copy nodes' handles are known.
+static int make_replay_graph(work_kind kind, int n, size_t bytes,
+                             replay *r) {
+  cudaGraph_t g = NULL;
+  if (TRY(cudaGraphCreate(&g, 0))) return 1;
+  cudaGraphNode_t prev = NULL;
+  int bad = 0;
+  size_t count = bytes;
+  char *dst = r->static_in, *src = r->caller_in[0];
+  void *args[3] = {&dst, &src, &count};
+  cudaKernelNodeParams copy = {};
+  copy.func = (void *)copy_kernel;
+  copy.gridDim = dim3(1);
+  copy.blockDim = dim3(256);
+  copy.kernelParams = args;
+  if (kind == REPLAY_MEMCPY_NODES)
+    bad = TRY(cudaGraphAddMemcpyNode1D(&r->in_node, g, NULL, 0, r->static_in,
+                                       r->caller_in[0], bytes,
+                                       cudaMemcpyDeviceToDevice));
+  else if (kind == REPLAY_KERNEL_NODES)
+    bad = TRY(cudaGraphAddKernelNode(&r->in_node, g, NULL, 0, &copy));
+  if (kind != REPLAY_COPIES) prev = r->in_node;
+  cudaKernelNodeParams empty = {};
+  empty.func = (void *)empty_kernel;
+  empty.gridDim = dim3(1);
+  empty.blockDim = dim3(1);
+  for (int i = 0; i < n && !bad; i++) {
+    cudaGraphNode_t node = NULL;
+    bad = TRY(cudaGraphAddKernelNode(&node, g, prev ? &prev : NULL,
+                                     prev ? 1 : 0, &empty));
+    prev = node;
+  }
+  dst = r->caller_out[0];
+  src = r->static_out;
+  if (!bad && kind == REPLAY_MEMCPY_NODES)
+    bad = TRY(cudaGraphAddMemcpyNode1D(&r->out_node, g, &prev, 1,
+                                       r->caller_out[0], r->static_out, bytes,
+                                       cudaMemcpyDeviceToDevice));
+  else if (!bad && kind == REPLAY_KERNEL_NODES)
+    bad = TRY(cudaGraphAddKernelNode(&r->out_node, g, &prev, 1, &copy));
+  if (!bad) bad = TRY(cudaGraphInstantiate(&r->exec, g, 0));
   cudaGraphDestroy(g);
   return bad;
 }
@@ -202,7 +331,7 @@ static int parse(int argc, char **argv, options *o) {
              "[--copy-bytes B] [--device D]\n"
              "prints one JSON object: median/p90/min us of empty-kernel "
              "launches + sync, CUDA graphs of N empty kernels + sync, small "
-             "copies + sync\n");
+             "copies + sync, graph replays with device I/O three ways\n");
       exit(0);
     }
     if (i + 1 >= argc) {
@@ -292,6 +421,29 @@ int main(int argc, char **argv) {
     w.copy_kind = copies[i].kind;
     copy[i] = measure(o, w, times);
   }
+  // Replays: static buffers and two caller buffer pairs of copy_bytes.
+  const struct {
+    const char *key;
+    work_kind kind;
+  } replays[3] = {{"replay_copies_sync", REPLAY_COPIES},
+                  {"replay_memcpy_nodes_sync", REPLAY_MEMCPY_NODES},
+                  {"replay_kernel_nodes_sync", REPLAY_KERNEL_NODES}};
+  stat3 replayed[3][MAX_NS];
+  replay r = {};
+  char **bufs[6] = {&r.static_in,    &r.static_out,    &r.caller_in[0],
+                    &r.caller_in[1], &r.caller_out[0], &r.caller_out[1]};
+  for (int i = 0; i < 6 && g_error[0] == '\0'; i++)
+    if (TRY(cudaMalloc((void **)bufs[i], (size_t)o.copy_bytes))) break;
+  for (int k = 0; k < 3 && g_error[0] == '\0'; k++)
+    for (int i = 0; i < o.num_ns && g_error[0] == '\0'; i++) {
+      if (make_replay_graph(replays[k].kind, o.ns[i], w.bytes, &r)) break;
+      w.kind = replays[k].kind;
+      w.r = &r;
+      replayed[k][i] = measure(o, w, times);
+      cudaGraphExecDestroy(r.exec);
+      r.exec = NULL;
+    }
+  for (int i = 0; i < 6; i++) cudaFree(*bufs[i]);
   if (g_error[0] != '\0') return fail_json(o);
   printf("{\n  \"device\": ");
   json_string(prop.name);
@@ -305,7 +457,9 @@ int main(int argc, char **argv) {
   print_stat("one_launch_sync", one, 1);
   print_series("launches_sync", o, launches, 1);
   print_series("graph_launch_sync", o, graphs, 1);
-  for (int i = 0; i < 3; i++) print_stat(copies[i].key, copy[i], i < 2);
+  for (int i = 0; i < 3; i++) print_stat(copies[i].key, copy[i], 1);
+  for (int k = 0; k < 3; k++)
+    print_series(replays[k].key, o, replayed[k], k < 2);
   printf("}\n");
   cudaFree(d_a);
   cudaFree(d_b);
