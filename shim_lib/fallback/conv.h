@@ -181,6 +181,14 @@ typedef struct aotrun_fb_cudnn_api {
   AOTRUN_FB_CUDNN_FN(cudnnFindConvolutionBackwardDataAlgorithmEx);
   AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionBackwardDataWorkspaceSize);
   AOTRUN_FB_CUDNN_FN(cudnnConvolutionBackwardData);
+  /* The backend (graph) API (conv_graph_*.c): in libcudnn_graph.so.9,
+   * re-exported by libcudnn.so.9. */
+  AOTRUN_FB_CUDNN_FN(cudnnBackendCreateDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendDestroyDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendSetAttribute);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendGetAttribute);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendFinalize);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendExecute);
 } aotrun_fb_cudnn_api;
 #undef AOTRUN_FB_CUDNN_FN
 
