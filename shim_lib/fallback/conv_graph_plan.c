@@ -486,13 +486,17 @@ AOTITorchError aotrun_fb_conv_graph_plan(const aotrun_fb_conv_choose *ch,
             c->op, why_fused, why_fused[0] ? "; " : "", why, ch->what);
   } else if (aotrun_fb_conv_log_enabled()) {
     knobs_of(ch->api, p->cfg, p->knobs, sizeof p->knobs);
+    char ms[32] = ""; /* only a benchmark has a time */
+    if (p->time_ms >= 0.0f)
+      snprintf(ms, sizeof ms, ", %.3f ms", (double)p->time_ms);
     fprintf(stderr,
             "aotrun conv: %s: graph engine %lld (knobs %s), workspace %lld "
-            "bytes, %s%s, %.3f ms%s%s%s (%s)\n",
+            "bytes, %s%s%s%s%s%s (%s)\n",
             c->op, (long long)p->engine, p->knobs[0] ? p->knobs : "default",
             (long long)p->workspace, source,
-            p->fused_bias ? ", bias fused" : (c->has_bias ? ", bias kernel" : ""),
-            p->time_ms, why_fused[0] ? " (fused graph: " : "", why_fused,
+            p->fused_bias ? ", bias fused"
+                          : (c->has_bias ? ", bias kernel" : ""),
+            ms, why_fused[0] ? " (fused graph: " : "", why_fused,
             why_fused[0] ? ")" : "", ch->what);
   }
   p->refs = 1; /* the caller's */
