@@ -101,6 +101,11 @@ typedef struct aotrun_fb_conv_gplan {
   int64_t engine;     /* CUDNN_ATTR_ENGINE_GLOBAL_INDEX */
   int64_t workspace;  /* bytes */
   float time_ms;      /* benchmarked; -1 otherwise */
+  /* Executed inside a stream capture: a CUDA graph may hold its kernels,
+   * so once dropped from the cache it is retired (kept) until
+   * aotrun_fb_conv_gcache_clear instead of freed. Under the cache lock. */
+  int captured;
+  struct aotrun_fb_conv_gplan *next_retired;
   char knobs[96];     /* "type=value ..." of the engine config */
   aotrun_fb_conv_graph graph;
   cudnnBackendDescriptor_t cfg, plan;
@@ -144,7 +149,11 @@ AOTRUN_FB_HIDDEN int aotrun_fb_conv_gcache_lookup(
     const aotrun_fb_conv_gkey *key, aotrun_fb_conv_gplan **out);
 AOTRUN_FB_HIDDEN void aotrun_fb_conv_gcache_store(
     const aotrun_fb_conv_gkey *key, aotrun_fb_conv_gplan *p);
+AOTRUN_FB_HIDDEN void aotrun_fb_conv_gplan_mark_captured(
+    aotrun_fb_conv_gplan *p);
 AOTRUN_FB_HIDDEN int aotrun_fb_conv_gcache_size(void);
+/* Plans dropped from the cache but kept for captured graphs. */
+AOTRUN_FB_HIDDEN int aotrun_fb_conv_gcache_retired(void);
 AOTRUN_FB_HIDDEN void aotrun_fb_conv_gcache_clear(void);
 
 /* ---- execution (conv_graph_run.c) ---- */
@@ -156,7 +165,8 @@ AOTRUN_FB_HIDDEN cudnnStatus_t aotrun_fb_conv_graph_execute(
     const aotrun_fb_conv_gplan *p, const void *x, const void *w, void *y,
     const void *bias, void *workspace);
 
-/* AOTRUN_CONV_API=graph (read once). */
+/* AOTRUN_CONV_API=graph, read at each call (a getenv, negligible next to
+ * a convolution) so a process can compare both paths. */
 AOTRUN_FB_HIDDEN int aotrun_fb_conv_graph_enabled(void);
 
 /* Runs cuDNN's part of the convolution (conv_run.c prepared the dense

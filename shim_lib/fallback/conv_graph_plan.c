@@ -22,6 +22,9 @@ typedef struct gentry {
 static pthread_mutex_t gcache_lock = PTHREAD_MUTEX_INITIALIZER;
 static gentry gcache[AOTRUN_FB_CONV_GRAPH_CACHE_CAPACITY];
 static int gcache_count, gcache_next;
+/* Dropped plans that ran inside a capture (see aotrun_fb_conv_gplan). */
+static aotrun_fb_conv_gplan *retired;
+static int retired_count;
 
 void aotrun_fb_conv_gkey_of(const aotrun_fb_conv *c, const int64_t align[4],
                             aotrun_fb_conv_gkey *key) {
@@ -51,6 +54,22 @@ void aotrun_fb_conv_gplan_unref(aotrun_fb_conv_gplan *p) {
   int last = --p->refs == 0;
   pthread_mutex_unlock(&gcache_lock);
   if (last) gplan_free(p);
+}
+
+void aotrun_fb_conv_gplan_mark_captured(aotrun_fb_conv_gplan *p) {
+  pthread_mutex_lock(&gcache_lock);
+  p->captured = 1;
+  pthread_mutex_unlock(&gcache_lock);
+}
+
+/* The cache lets go of p (called with gcache_lock held): returns p when
+ * the caller must unref it, NULL when it was retired instead. */
+static aotrun_fb_conv_gplan *drop_locked(aotrun_fb_conv_gplan *p) {
+  if (p == NULL || !p->captured) return p;
+  p->next_retired = retired;
+  retired = p;
+  retired_count++;
+  return NULL;
 }
 
 static int gfind(const aotrun_fb_conv_gkey *key) {
@@ -90,6 +109,7 @@ void aotrun_fb_conv_gcache_store(const aotrun_fb_conv_gkey *key,
   }
   p->refs++; /* the cache's reference */
   gcache[i].plan = p;
+  dropped = drop_locked(dropped);
   pthread_mutex_unlock(&gcache_lock);
   /* Freed only when no caller still holds it (a running convolution). */
   aotrun_fb_conv_gplan_unref(dropped);
@@ -102,6 +122,15 @@ int aotrun_fb_conv_gcache_size(void) {
   return n;
 }
 
+int aotrun_fb_conv_gcache_retired(void) {
+  pthread_mutex_lock(&gcache_lock);
+  int n = retired_count;
+  pthread_mutex_unlock(&gcache_lock);
+  return n;
+}
+
+/* Also frees the retired plans: aotrun_fb_conv_release_all runs while no
+ * convolution (and no graph holding one) runs. */
 void aotrun_fb_conv_gcache_clear(void) {
   aotrun_fb_conv_gplan *plans[AOTRUN_FB_CONV_GRAPH_CACHE_CAPACITY];
   pthread_mutex_lock(&gcache_lock);
@@ -109,8 +138,16 @@ void aotrun_fb_conv_gcache_clear(void) {
   for (int i = 0; i < n; i++) plans[i] = gcache[i].plan;
   gcache_count = 0;
   gcache_next = 0;
+  aotrun_fb_conv_gplan *old = retired;
+  retired = NULL;
+  retired_count = 0;
   pthread_mutex_unlock(&gcache_lock);
   for (int i = 0; i < n; i++) aotrun_fb_conv_gplan_unref(plans[i]);
+  while (old != NULL) {
+    aotrun_fb_conv_gplan *next = old->next_retired;
+    aotrun_fb_conv_gplan_unref(old);
+    old = next;
+  }
 }
 
 /* ---- engine configs and plans ---- */

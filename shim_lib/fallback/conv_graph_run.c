@@ -15,12 +15,8 @@
 #define TIMED_RUNS 3
 
 int aotrun_fb_conv_graph_enabled(void) {
-  static int state = -1; /* benign race: every thread computes the same */
-  if (state < 0) {
-    const char *v = getenv("AOTRUN_CONV_API");
-    state = v != NULL && strcmp(v, "graph") == 0;
-  }
-  return state;
+  const char *v = getenv("AOTRUN_CONV_API");
+  return v != NULL && strcmp(v, "graph") == 0;
 }
 
 /* ---- one cuDNN handle per device for the graph path ----
@@ -209,6 +205,9 @@ static AOTITorchError plan_and_run(const aotrun_fb_conv *c,
   void *ws = NULL;
   if (p->workspace > 0)
     err = aotrun_fb_temp_bytes(temps, (size_t)p->workspace, &ws);
+  /* A graph captured now may use this plan's kernels after the cache
+   * drops it: keep it alive (aotrun_fb_conv_gplan). */
+  if (!err && capturing) aotrun_fb_conv_gplan_mark_captured(p);
   if (!err) {
     st = aotrun_fb_conv_graph_execute(api, handle, p, x, w, y,
                                       p->fused_bias ? bias : NULL, ws);

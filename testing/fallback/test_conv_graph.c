@@ -584,6 +584,36 @@ static void test_plan_capture_then_benchmark(void **state) {
   free_case(&k);
 }
 
+static void test_captured_plan_retired(void **state) {
+  (void)state;
+  /* A plan executed inside a capture (conv_graph_run.c marks it) may have
+   * its kernels in a CUDA graph: replaced after the capture, it is kept
+   * until the cache is cleared (release_all), not freed. */
+  conv_case k;
+  simple_case(&k, F16);
+  set_source(&ctl->mode_a, 2, 10, 11);
+  fake_timer t = {.ms = {[10] = 0.4f, [11] = 0.1f}, .calls = 0};
+  aotrun_fb_conv_gplan *p = choose(&k, 1, 1 << 30, &t);
+  assert_int_equal(p->engine, 10);
+  aotrun_fb_conv_gplan_mark_captured(p);
+  aotrun_fb_conv_gplan_unref(p);
+  int destroys = ctl->destroys;
+  aotrun_fb_conv_gplan *q = choose(&k, 0, 1 << 30, &t);
+  assert_int_equal(q->engine, 11);
+  aotrun_fb_conv_gplan_unref(q);
+  assert_int_equal(aotrun_fb_conv_gcache_retired(), 1);
+  assert_int_equal(aotrun_fb_conv_gcache_size(), 1);
+  /* Only the losing benchmark candidate was destroyed, not p's plan. */
+  fake_desc *plan10 = nth_of_type(0, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, 0);
+  assert_false(plan10->destroyed);
+  assert_true(ctl->destroys > destroys);
+  aotrun_fb_conv_gcache_clear();
+  assert_int_equal(aotrun_fb_conv_gcache_retired(), 0);
+  assert_true(plan10->destroyed);
+  expect_no_leak();
+  free_case(&k);
+}
+
 static void test_plan_numerical_notes(void **state) {
   (void)state;
   conv_case k32, k16;
@@ -863,6 +893,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup(test_graph_float64, each_setup),
       cmocka_unit_test_setup(test_plan_benchmarks_fastest, each_setup),
       cmocka_unit_test_setup(test_plan_capture_then_benchmark, each_setup),
+      cmocka_unit_test_setup(test_captured_plan_retired, each_setup),
       cmocka_unit_test_setup(test_plan_numerical_notes, each_setup),
       cmocka_unit_test_setup(test_plan_workspace_limit_and_fallback_source,
                              each_setup),
