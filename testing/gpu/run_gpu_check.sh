@@ -27,10 +27,12 @@
 # decoder's sequence-length buckets (testing/gpu/test_graph_shapes.py).
 # Part "gemm_lt" (with e2e) compares the suite a second time with
 # AOTRUN_GEMM_LT=1 (plain GEMMs through cuBLASLt).
-# Part "conv_graph" (not in the default) runs the convolution tests on both
-# cuDNN paths (AOTRUN_CONV_API=legacy and graph) against eager, counted with
-# the unit tests, and times legacy, graph and torch side by side
-# ($OUT/bench_conv.md); part "ops" leaves the graph-path conv tests to it.
+# Part "conv_graph" (not in the default) runs test_conv_args (the graph
+# path's operation graphs finalized by the real cuDNN with a handle) and the
+# convolution tests on both cuDNN paths (AOTRUN_CONV_API=legacy and graph)
+# against eager, counted with the unit tests, and times legacy, graph and
+# torch side by side ($OUT/bench_conv.md); part "ops" leaves the graph-path
+# conv tests to it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -124,6 +126,10 @@ fi
 # case in one process. AOTRUN_CONV_LOG=1 logs each plan chosen (engine,
 # workspace, benchmarked or heuristic) into the logs.
 if part conv_graph; then
+# test_conv_args with a GPU and the real cuDNN: the graph path's operation
+# graphs must finalize with a handle (without a GPU only the descriptors can).
+unit_run test_conv_args test_conv_args
+grep -E 'finalized|skipped' "$W/logs/test_conv_args.log"
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 380 python3 -m pytest -q -rs \
   -p no:cacheprovider --timeout 240 testing/gpu/ops/test_conv.py \
   > "$W/logs/conv_graph_vs_torch.log" 2>&1
