@@ -1,7 +1,10 @@
 /* conv_run.c: runs a planned convolution (conv.h) with cuDNN's legacy API:
  * cudnnConvolutionForward, or cudnnConvolutionBackwardData for a transposed
  * convolution (its input is the "dy" of a forward convolution whose input
- * "dx" is our result), then the bias per channel (conv_bias.cu). */
+ * "dx" is our result), then the bias per channel (conv_bias.cu). With
+ * AOTRUN_CONV_API=graph, cuDNN's part goes to the backend graph API
+ * (conv_graph_run.c) on the same prepared operands, which may fuse the
+ * bias; a key it has no plan for comes back here. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
