@@ -11,7 +11,9 @@
  *
  * cudnn_loader.c opens libcudnn.so.9 with dlopen at the first convolution
  * (libaotrun_shim.so does not link cuDNN). conv_cache.c keeps the algorithm
- * chosen per shape / dtype / layout key. conv_run.c runs it.
+ * chosen per shape / dtype / layout key. conv_run.c runs it. With
+ * AOTRUN_CONV_API=graph cuDNN's part runs on the backend (graph) API
+ * instead (conv_graph.h), falling back to the legacy API per key.
  *
  * CUDA graphs: the first call for a key (outside a capture) benchmarks the
  * algorithms with cudnnFind*AlgorithmEx, which runs kernels and synchronises;
@@ -181,6 +183,14 @@ typedef struct aotrun_fb_cudnn_api {
   AOTRUN_FB_CUDNN_FN(cudnnFindConvolutionBackwardDataAlgorithmEx);
   AOTRUN_FB_CUDNN_FN(cudnnGetConvolutionBackwardDataWorkspaceSize);
   AOTRUN_FB_CUDNN_FN(cudnnConvolutionBackwardData);
+  /* The backend (graph) API (conv_graph_*.c): in libcudnn_graph.so.9,
+   * re-exported by libcudnn.so.9. */
+  AOTRUN_FB_CUDNN_FN(cudnnBackendCreateDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendDestroyDescriptor);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendSetAttribute);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendGetAttribute);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendFinalize);
+  AOTRUN_FB_CUDNN_FN(cudnnBackendExecute);
 } aotrun_fb_cudnn_api;
 #undef AOTRUN_FB_CUDNN_FN
 

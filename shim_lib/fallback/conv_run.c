@@ -1,7 +1,10 @@
 /* conv_run.c: runs a planned convolution (conv.h) with cuDNN's legacy API:
  * cudnnConvolutionForward, or cudnnConvolutionBackwardData for a transposed
  * convolution (its input is the "dy" of a forward convolution whose input
- * "dx" is our result), then the bias per channel (conv_bias.cu). */
+ * "dx" is our result), then the bias per channel (conv_bias.cu). With
+ * AOTRUN_CONV_API=graph, cuDNN's part goes to the backend graph API
+ * (conv_graph_run.c) on the same prepared operands, which may fuse the
+ * bias; a key it has no plan for comes back here. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "shim_lib/fallback/conv.h"
+#include "shim_lib/fallback/conv_graph.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/fallback_temp.h"
 #include "shim_lib/fallback/thread_blocks.h"
@@ -69,6 +73,7 @@ static AOTITorchError thread_handle(const char *op,
 void aotrun_fb_conv_release_all(void) {
   aotrun_fb_thread_blocks_release(&g_dnn);
   aotrun_fb_conv_cache_clear();
+  aotrun_fb_conv_graph_release_all();
 }
 
 /* ---- helpers ---- */
@@ -97,7 +102,7 @@ static int to_ints(const int64_t *v, int n, int *out) {
   return 1;
 }
 
-static int64_t alignment_of(const void *p) {
+int64_t aotrun_fb_conv_alignment(const void *p) {
   uintptr_t a = (uintptr_t)p;
   int64_t al = 1;
   while (al < 16 && (a & (uintptr_t)(al * 2 - 1)) == 0) al *= 2;
@@ -235,7 +240,7 @@ static cudnnStatus_t workspace_size(const aotrun_fb_conv *c,
 }
 
 /* AOTRUN_CONV_LOG=1: one stderr line per algorithm choice. */
-static int conv_log_enabled(void) {
+int aotrun_fb_conv_log_enabled(void) {
   static int state = -1; /* benign race: every thread computes the same */
   if (state < 0) {
     const char *v = getenv("AOTRUN_CONV_LOG");
@@ -281,14 +286,10 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
                                   void *y, cudaStream_t stream,
                                   const char *what, aotrun_fb_conv_algo *out) {
   aotrun_fb_conv_key key;
-  aotrun_fb_conv_key_of(c, alignment_of(x) < alignment_of(w)
-                               ? (alignment_of(x) < alignment_of(y)
-                                      ? alignment_of(x)
-                                      : alignment_of(y))
-                               : (alignment_of(w) < alignment_of(y)
-                                      ? alignment_of(w)
-                                      : alignment_of(y)),
-                        &key);
+  int64_t ax = aotrun_fb_conv_alignment(x), aw = aotrun_fb_conv_alignment(w),
+          ay = aotrun_fb_conv_alignment(y);
+  int64_t al = ax < aw ? ax : aw;
+  aotrun_fb_conv_key_of(c, al < ay ? al : ay, &key);
   enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
   cudaError_t ce = cudaStreamIsCapturing(stream, &cap);
   if (ce != cudaSuccess)
@@ -357,7 +358,7 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
                             "failed: %s (%s)",
                             c->op, a.algo, api->cudnnGetErrorString(st), what);
   aotrun_fb_conv_cache_store(&key, &a);
-  if (conv_log_enabled())
+  if (aotrun_fb_conv_log_enabled())
     fprintf(stderr,
             "aotrun conv: %s: algorithm %d, math %d, workspace %zu bytes, "
             "%s%s%s%s, %.3f ms in the search (%s)\n",
@@ -378,17 +379,17 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
     }                                                                        \
   } while (0)
 
-static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
-                                    const aotrun_fb_cudnn_api *api,
-                                    aotrun_fb_temps *temps,
-                                    cudaStream_t stream, void *y) {
+/* cuDNN's part on the legacy API: descriptors, the algorithm (cached per
+ * key), cudnnConvolutionForward or cudnnConvolutionBackwardData into y. */
+static AOTITorchError legacy_conv(const aotrun_fb_conv *c,
+                                  const aotrun_fb_cudnn_api *api,
+                                  aotrun_fb_temps *temps, cudaStream_t stream,
+                                  const void *x, const void *w, void *y,
+                                  const char *what) {
   AOTITorchError err = AOTI_TORCH_SUCCESS;
-  char what[400];
-  describe(c, what, sizeof what);
   int rd = c->rd, sd = c->rd - 2;
-  int64_t in_want[5], w_want[5];
+  int64_t in_want[5];
   aotrun_fb_format_strides(c->in_sizes, rd, c->channels_last, in_want);
-  aotrun_fb_format_strides(c->w_sizes, rd, c->channels_last, w_want);
   int idims[5], istr[5], wdims[5], odims[5], ostr[5];
   int pad[3], str[3], dil[3];
   if (!to_ints(c->in_sizes, rd, idims) || !to_ints(in_want, rd, istr) ||
@@ -399,22 +400,6 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
         "%s: a size, stride or parameter does not fit cuDNN's 32-bit "
         "descriptors (%s)",
         c->op, what);
-
-  void *x = NULL, *w = NULL;
-  err = dense_operand(c, temps, "the input into cuDNN's layout", c->in_data,
-                      c->in_sizes, c->in_strides, in_want, stream, &x);
-  if (!err)
-    err = dense_operand(c, temps, "the weight into cuDNN's layout", c->w_data,
-                        c->w_sizes, c->w_strides, w_want, stream, &w);
-  if (err) return err;
-  /* A windowed plan: cuDNN writes the full dx into scratch (conv.h). */
-  void *result = y;
-  if (c->windowed) {
-    int overflow = 0;
-    int64_t n = aotrun_fb_numel(c->dx_sizes, rd, &overflow);
-    err = aotrun_fb_temp_alloc(temps, c->dtype, 1, &n, &y);
-    if (err) return err;
-  }
 
   descs d;
   memset(&d, 0, sizeof d);
@@ -474,41 +459,89 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
             (cudnnConvolutionBwdDataAlgo_t)algo.algo, ws, algo.workspace,
             zero, d.y, y),
         "cudnnConvolutionBackwardData");
-  if (c->windowed) {
-    err = aotrun_fb_conv_window_copy(c, temps, y, result, stream);
-    if (err) goto done;
-    y = result;
-  }
-
-  if (c->has_bias) {
-    int64_t cout = c->out_sizes[1];
-    const void *bias = c->bias_data;
-    if (cout > 1 && c->bias_stride != 1) {
-      void *copy = NULL;
-      int64_t one_stride[1] = {c->bias_stride};
-      err = aotrun_fb_contiguous_copy(temps, "the bias", c->bias_data,
-                                      one_stride, &cout, 1, c->dtype,
-                                      c->elem_size, stream, &copy);
-      if (err) goto done;
-      bias = copy;
-    }
-    int overflow = 0;
-    int64_t numel = aotrun_fb_numel(c->out_sizes, rd, &overflow);
-    int64_t inner = aotrun_fb_numel(c->out_sizes + 2, sd, &overflow);
-    cudaError_t e = aotrun_fb_conv_add_bias(y, bias, c->dtype, numel, cout,
-                                            inner, c->channels_last, stream);
-    if (e != cudaSuccess) {
-      err = aotrun_shim_fail("%s: the bias kernel failed to launch: %s (%s)",
-                             c->op, cudaGetErrorString(e), what);
-      goto done;
-    }
-  }
 done:
   if (d.conv) api->cudnnDestroyConvolutionDescriptor(d.conv);
   if (d.w) api->cudnnDestroyFilterDescriptor(d.w);
   if (d.y) api->cudnnDestroyTensorDescriptor(d.y);
   if (d.x) api->cudnnDestroyTensorDescriptor(d.x);
   return err;
+}
+
+/* The bias as a dense vector (a copy when it is strided). */
+static AOTITorchError dense_bias(const aotrun_fb_conv *c,
+                                 aotrun_fb_temps *temps, cudaStream_t stream,
+                                 const void **out) {
+  int64_t cout = c->out_sizes[1];
+  *out = c->bias_data;
+  if (cout <= 1 || c->bias_stride == 1) return AOTI_TORCH_SUCCESS;
+  void *copy = NULL;
+  int64_t one_stride[1] = {c->bias_stride};
+  AOTITorchError err = aotrun_fb_contiguous_copy(
+      temps, "the bias", c->bias_data, one_stride, &cout, 1, c->dtype,
+      c->elem_size, stream, &copy);
+  if (!err) *out = copy;
+  return err;
+}
+
+static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
+                                    const aotrun_fb_cudnn_api *api,
+                                    aotrun_fb_temps *temps,
+                                    cudaStream_t stream, void *y) {
+  AOTITorchError err = AOTI_TORCH_SUCCESS;
+  char what[400];
+  describe(c, what, sizeof what);
+  int rd = c->rd, sd = c->rd - 2;
+  int64_t in_want[5], w_want[5];
+  aotrun_fb_format_strides(c->in_sizes, rd, c->channels_last, in_want);
+  aotrun_fb_format_strides(c->w_sizes, rd, c->channels_last, w_want);
+
+  void *x = NULL, *w = NULL;
+  err = dense_operand(c, temps, "the input into cuDNN's layout", c->in_data,
+                      c->in_sizes, c->in_strides, in_want, stream, &x);
+  if (!err)
+    err = dense_operand(c, temps, "the weight into cuDNN's layout", c->w_data,
+                        c->w_sizes, c->w_strides, w_want, stream, &w);
+  if (err) return err;
+  /* A windowed plan: cuDNN writes the full dx into scratch (conv.h). */
+  void *result = y;
+  if (c->windowed) {
+    int overflow = 0;
+    int64_t n = aotrun_fb_numel(c->dx_sizes, rd, &overflow);
+    err = aotrun_fb_temp_alloc(temps, c->dtype, 1, &n, &y);
+    if (err) return err;
+  }
+  const void *bias = NULL;
+  if (c->has_bias) {
+    err = dense_bias(c, temps, stream, &bias);
+    if (err) return err;
+  }
+
+  /* AOTRUN_CONV_API=graph: the backend API, which may fuse the bias; a
+   * key it has no plan for (logged once) runs on the legacy API. */
+  int ran = 0, bias_done = 0;
+  if (aotrun_fb_conv_graph_enabled())
+    err = aotrun_fb_conv_graph_run(c, api, temps, stream, x, w, y, bias, what,
+                                   &ran, &bias_done);
+  if (!err && !ran) err = legacy_conv(c, api, temps, stream, x, w, y, what);
+  if (err) return err;
+  if (c->windowed) {
+    err = aotrun_fb_conv_window_copy(c, temps, y, result, stream);
+    if (err) return err;
+    y = result;
+  }
+
+  if (c->has_bias && !bias_done) {
+    int overflow = 0;
+    int64_t numel = aotrun_fb_numel(c->out_sizes, rd, &overflow);
+    int64_t inner = aotrun_fb_numel(c->out_sizes + 2, sd, &overflow);
+    cudaError_t e = aotrun_fb_conv_add_bias(y, bias, c->dtype, numel,
+                                            c->out_sizes[1], inner,
+                                            c->channels_last, stream);
+    if (e != cudaSuccess)
+      return aotrun_shim_fail("%s: the bias kernel failed to launch: %s (%s)",
+                              c->op, cudaGetErrorString(e), what);
+  }
+  return AOTI_TORCH_SUCCESS;
 }
 #undef DNN
 

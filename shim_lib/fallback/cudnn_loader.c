@@ -82,6 +82,12 @@ static AOTITorchError load_locked(const char *op) {
   RESOLVE(cudnnFindConvolutionBackwardDataAlgorithmEx);
   RESOLVE(cudnnGetConvolutionBackwardDataWorkspaceSize);
   RESOLVE(cudnnConvolutionBackwardData);
+  RESOLVE(cudnnBackendCreateDescriptor);
+  RESOLVE(cudnnBackendDestroyDescriptor);
+  RESOLVE(cudnnBackendSetAttribute);
+  RESOLVE(cudnnBackendGetAttribute);
+  RESOLVE(cudnnBackendFinalize);
+  RESOLVE(cudnnBackendExecute);
   t.version = t.cudnnGetVersion();
   if (t.version < 90000 || t.version >= 100000) {
     err = aotrun_shim_fail(

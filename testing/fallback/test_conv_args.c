@@ -13,6 +13,7 @@
 
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/conv.h"
+#include "shim_lib/fallback/conv_graph.h"
 #include "shim_lib/fallback/fallback_abi.h"
 
 enum { F16 = 5, F32 = 6, F64 = 7, I64 = 4, BF16 = 15, CPU = 0, CUDA = 1 };
@@ -439,6 +440,102 @@ static void test_loader_real_library(void **state) {
   assert_int_equal(aotrun_fb_cudnn_set_library("other.so"), -1);
 }
 
+/* The graph path's descriptors on the real cuDNN (skips without it): every
+ * tensor, the convolution, the forward / backward-data operation and the
+ * fused bias must finalize, which checks the attribute sequence, the
+ * weight's group layout and the shapes against cuDNN's own validation.
+ * The operation graph needs a handle (a GPU): without one it is the only
+ * step allowed to fail. */
+static void expect_real_graph(const aotrun_fb_cudnn_api *api,
+                              const aotrun_fb_conv *c, int fuse,
+                              const char *name) {
+  const int64_t align[4] = {16, 16, 16, 16};
+  aotrun_fb_conv_graph_spec s;
+  aotrun_fb_conv_graph_spec_of(c, fuse, align, &s);
+  aotrun_fb_conv_graph g;
+  const char *step = NULL;
+  cudnnHandle_t h = NULL;
+  int have_gpu = api->cudnnCreate(&h) == CUDNN_STATUS_SUCCESS;
+  cudnnStatus_t st = aotrun_fb_conv_graph_build(api, h, &s, &g, &step);
+  if (st == CUDNN_STATUS_SUCCESS) {
+    aotrun_fb_conv_graph_destroy(&g);
+  } else if (have_gpu || strcmp(step, "the operation graph") != 0) {
+    fail_msg("%s: building %s failed: %s", name, step,
+             api->cudnnGetErrorString(st));
+  }
+  print_message("%s: %s\n", name,
+                st == CUDNN_STATUS_SUCCESS
+                    ? "graph finalized"
+                    : "descriptors finalized (no handle for the graph)");
+  if (have_gpu) api->cudnnDestroy(h);
+}
+
+static void test_graph_descriptors_real_library(void **state) {
+  (void)state;
+  const aotrun_fb_cudnn_api *api = NULL;
+  if (aotrun_fb_cudnn_load(OP, &api) != AOTI_TORCH_SUCCESS) {
+    print_message("skipped: %s\n", aotrun_shim_last_error());
+    skip();
+  }
+  aotrun_fb_conv c;
+  const int64_t two[2] = {2, 2};
+  /* fp16 channels-last 3x3 + bias (fused), grouped fp32, depthwise bf16,
+   * transposed fp16 4x4 s2 (+ bias), a windowed transposed, fp64, 3-D. */
+  AtenTensorHandle x = strided(F16, CUDA, 4, (int64_t[]){2, 8, 8, 8},
+                               (int64_t[]){512, 1, 64, 8}),
+                   w = strided(F16, CUDA, 4, (int64_t[]){16, 8, 3, 3},
+                               (int64_t[]){72, 1, 24, 8}),
+                   b = fake(F16, 1, (int64_t[]){16});
+  assert_int_equal(aotrun_fb_conv_args(OP, x, w, &b, ONE, 2, ONE, 2, ONE, 2,
+                                       0, ZERO, 2, 1, &c),
+                   AOTI_TORCH_SUCCESS);
+  expect_real_graph(api, &c, 1, "fp16 NHWC 3x3 + fused bias");
+  expect_real_graph(api, &c, 0, "fp16 NHWC 3x3");
+  AtenTensorHandle xg = fake(F32, 4, (int64_t[]){2, 8, 9, 9}),
+                   wg = fake(F32, 4, (int64_t[]){12, 2, 3, 3});
+  assert_int_equal(aotrun_fb_conv_args(OP, xg, wg, NULL, two, 2, ONE, 2, two,
+                                       2, 0, ZERO, 2, 4, &c),
+                   AOTI_TORCH_SUCCESS);
+  expect_real_graph(api, &c, 0, "fp32 groups 4, stride 2, dilation 2");
+  AtenTensorHandle xd = strided(BF16, CUDA, 4, (int64_t[]){2, 8, 6, 6},
+                                (int64_t[]){288, 1, 48, 8}),
+                   wd = strided(BF16, CUDA, 4, (int64_t[]){8, 1, 3, 3},
+                                (int64_t[]){9, 1, 3, 1});
+  assert_int_equal(aotrun_fb_conv_args(OP, xd, wd, NULL, ONE, 2, ONE, 2, ONE,
+                                       2, 0, ZERO, 2, 8, &c),
+                   AOTI_TORCH_SUCCESS);
+  expect_real_graph(api, &c, 0, "bf16 NHWC depthwise");
+  AtenTensorHandle xt = fake(F16, 4, (int64_t[]){1, 8, 5, 5}),
+                   wt = fake(F16, 4, (int64_t[]){8, 4, 4, 4}),
+                   bt = fake(F16, 1, (int64_t[]){8});
+  assert_int_equal(aotrun_fb_conv_args(OP, xt, wt, &bt, two, 2, ONE, 2, ONE,
+                                       2, 1, ZERO, 2, 2, &c),
+                   AOTI_TORCH_SUCCESS);
+  expect_real_graph(api, &c, 0, "fp16 transposed 4x4 s2 groups 2");
+  expect_real_graph(api, &c, 1, "fp16 transposed 4x4 s2 groups 2 + bias");
+  AtenTensorHandle xw = fake(F32, 4, (int64_t[]){1, 4, 5, 5}),
+                   ww = fake(F32, 4, (int64_t[]){4, 3, 3, 3});
+  assert_int_equal(aotrun_fb_conv_args(OP, xw, ww, NULL, ONE, 2, ONE, 2, two,
+                                       2, 1, ONE, 2, 1, &c),
+                   AOTI_TORCH_SUCCESS);
+  assert_true(c.windowed);
+  expect_real_graph(api, &c, 0, "fp32 transposed, windowed dx");
+  AtenTensorHandle x64 = fake(F64, 4, (int64_t[]){2, 4, 8, 8}),
+                   w64 = fake(F64, 4, (int64_t[]){6, 4, 3, 3}),
+                   b64 = fake(F64, 1, (int64_t[]){6});
+  assert_int_equal(aotrun_fb_conv_args(OP, x64, w64, &b64, ONE, 2, ONE, 2,
+                                       ONE, 2, 0, ZERO, 2, 1, &c),
+                   AOTI_TORCH_SUCCESS);
+  expect_real_graph(api, &c, 1, "fp64 + fused bias");
+  AtenTensorHandle x3 = fake(F32, 5, (int64_t[]){1, 4, 6, 6, 6}),
+                   w3 = fake(F32, 5, (int64_t[]){2, 4, 3, 3, 3});
+  assert_int_equal(aotrun_fb_conv_args(OP, x3, w3, NULL, ONE, 1, ONE, 1, ONE,
+                                       1, 0, ZERO, 1, 1, &c),
+                   AOTI_TORCH_SUCCESS);
+  expect_real_graph(api, &c, 0, "fp32 3-D");
+  del(17, x, w, b, xg, wg, xd, wd, xt, wt, bt, xw, ww, x64, w64, b64, x3, w3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_null_and_dims),
@@ -455,6 +552,7 @@ int main(void) {
       cmocka_unit_test(test_cache_eviction),
       cmocka_unit_test(test_loader_missing_library),
       cmocka_unit_test(test_loader_real_library),
+      cmocka_unit_test(test_graph_descriptors_real_library),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

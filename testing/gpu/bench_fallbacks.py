@@ -15,9 +15,17 @@ Cases come from testing/gpu/ops/bench_*.py: each module defines
 Both callables queue work on the current stream (the harness's stream) and
 are timed with CUDA events: median of many calls after warm-up, inputs
 reused (sizes are chosen to exceed the 60 MB L2 where it matters).
+
+Optional keys: "env", environment variables set while "aotrun" is timed;
+"variants", a list of {"label", "fn", "env"}: other aotrun configurations
+of the same call, timed the same way (their warm-up calls include any
+first-call work), reported in the JSON as "variants_us" and in the table's
+last column as "label us (x ATen)". bench_conv.py uses them to time the
+legacy and the graph cuDNN paths side by side (AOTRUN_CONV_API).
 """
 
 import argparse
+import contextlib
 import glob
 import importlib.util
 import json
@@ -50,6 +58,22 @@ def time_us(fn, warmup=10, reps=50):
         b.synchronize()
         times.append(a.elapsed_time(b) * 1000.0)
     return statistics.median(times)
+
+
+@contextlib.contextmanager
+def environment(values):
+    """Sets the variables in `values` for the block, then restores them
+    (the shim reads some, e.g. AOTRUN_CONV_API, at each call)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def copy_bandwidth():
@@ -89,11 +113,16 @@ def main():
             try:
                 for c in m.cases(shim, torch):
                     r = {k: v for k, v in c.items()
-                         if k not in ("aotrun", "aten")}
+                         if k not in ("aotrun", "aten", "variants", "env")}
                     r["family"] = fam
                     try:
-                        r["aotrun_us"] = round(time_us(c["aotrun"]), 1)
+                        with environment(c.get("env", {})):
+                            r["aotrun_us"] = round(time_us(c["aotrun"]), 1)
                         r["aten_us"] = round(time_us(c["aten"]), 1)
+                        for v in c.get("variants", ()):
+                            with environment(v.get("env", {})):
+                                r.setdefault("variants_us", {})[v["label"]] = round(
+                                    time_us(v["fn"]), 1)
                         if c.get("bytes"):
                             r["aotrun_GBps"] = round(
                                 c["bytes"] / (r["aotrun_us"] * 1e-6) / 1e9, 1)
@@ -123,11 +152,16 @@ def main():
             continue
         ratio = r["aotrun_us"] / r["aten_us"] if r["aten_us"] else float("nan")
         bw = r.get("aotrun_GBps")
+        note = r.get("note", "")
+        for label, us in r.get("variants_us", {}).items():
+            vr = us / r["aten_us"] if r["aten_us"] else float("nan")
+            note = f"{note}; " if note else ""
+            note += f"{label} {us} us ({vr:.2f}x ATen)"
         lines.append(
             f"| {r['op']} | {r['case']} | {r['aotrun_us']} | {r['aten_us']} | "
             f"{ratio:.2f} | {bw if bw else '-'} | "
             f"{round(100 * bw / res['copy_GBps']) if bw else '-'} | "
-            f"{r.get('target_us', '-')} | {r.get('note', '')} |")
+            f"{r.get('target_us', '-')} | {note} |")
     md = "\n".join(lines) + "\n"
     if a.out_md:
         with open(a.out_md, "w") as f:

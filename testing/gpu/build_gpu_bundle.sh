@@ -29,6 +29,7 @@ targets=(
   //testing/shim:bench_alloc
   //testing/fallback:test_fallback_cuda
   //testing/fallback:test_attention_args
+  //testing/fallback:test_conv_args
   //testing/fallback:bench_gemm
   //testing/gpu:launch_floor
   //testing/example_program
@@ -48,6 +49,7 @@ copy "$bin/testing/backend/aotrun_gpu_identity_check" .gpu/bin
 for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
          testing/backend/test_staged_upload_cuda \
          testing/fallback/test_fallback_cuda testing/fallback/test_attention_args \
+         testing/fallback/test_conv_args \
          testing/fallback/bench_gemm testing/gpu/launch_floor; do
   copy "$bin/$t" .gpu/bin
 done

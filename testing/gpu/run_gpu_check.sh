@@ -30,6 +30,12 @@
 # Part "warmup" (opt-in) runs testing/gpu/test_warm_up_run.py; part
 # "kernels" (opt-in, with "export" or "e2e") tables each kernel's GPU time
 # for aotrun and eager (testing/gpu/profile_kernels.py).
+# Part "conv_graph" (not in the default) runs test_conv_args (the graph
+# path's operation graphs finalized by the real cuDNN with a handle) and the
+# convolution tests on both cuDNN paths (AOTRUN_CONV_API=legacy and graph)
+# against eager, counted with the unit tests, and times legacy, graph and
+# torch side by side ($OUT/bench_conv.md); part "ops" leaves the graph-path
+# conv tests to it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -110,11 +116,33 @@ fi
 # (pytest-timeout: a hung kernel fails its test instead of the whole run.)
 if part ops; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 420 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops ${AOTRUN_GPU_OPS_ARGS:-} \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops -k "not graph_api" ${AOTRUN_GPU_OPS_ARGS:-} \
   > "$W/logs/ops_vs_torch.log" 2>&1
 add_pytest "$W/logs/ops_vs_torch.log"
 echo "ops vs torch: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
+fi
+# 2b'. Convolution on both cuDNN paths (opt-in: AOTRUN_GPU_PARTS=conv_graph):
+# test_conv.py with legacy and graph ids (the graph path's first call per
+# shape finalizes and benchmarks up to 8 plans, some runtime-compiled), then
+# bench_fallbacks.py --only conv: aotrun legacy, aotrun graph and torch per
+# case in one process. AOTRUN_CONV_LOG=1 logs each plan chosen (engine,
+# workspace, benchmarked or heuristic) into the logs.
+if part conv_graph; then
+# test_conv_args with a GPU and the real cuDNN: the graph path's operation
+# graphs must finalize with a handle (without a GPU only the descriptors can).
+unit_run test_conv_args test_conv_args
+grep -E 'finalized|skipped' "$W/logs/test_conv_args.log"
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 380 python3 -m pytest -q -rs \
+  -p no:cacheprovider --timeout 240 testing/gpu/ops/test_conv.py \
+  > "$W/logs/conv_graph_vs_torch.log" 2>&1
+add_pytest "$W/logs/conv_graph_vs_torch.log"
+echo "convolution, legacy and graph APIs vs torch: ${line:-no pytest summary}"
+grep -E '^(FAILED|ERROR)' "$W/logs/conv_graph_vs_torch.log" | head -n 30
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 150 python3 testing/gpu/bench_fallbacks.py \
+  --only conv "$OUT/bench_conv.json" "$OUT/bench_conv.md" > "$W/logs/bench_conv.log" 2>&1 ||
+  echo "bench conv failed: $(tail -n 3 "$W/logs/bench_conv.log")"
+grep -E '^\| convolution' "$OUT/bench_conv.md"
 fi
 # 2c. Exporter passes on the GPU (compiles in parallel processes).
 if part passes; then

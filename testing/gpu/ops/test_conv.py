@@ -9,13 +9,36 @@ and a shape first seen inside the capture (heuristic algorithm).
 float32 is compared with TF32 off in torch (the shim never uses TF32).
 The shim loads libcudnn.so.9 from the process (torch has loaded it) or
 from the library path; AOTRUN_CUDNN_LIBRARY names another one.
+
+Every test runs twice: on cuDNN's legacy API (AOTRUN_CONV_API=legacy, the
+default; test ids [legacy_api-...]) and on its backend graph API
+(AOTRUN_CONV_API=graph; ids [graph_api-...], selected by -k graph_api); the shim
+reads the variable at each call, and each path has its own plan cache, so
+"first seen in a capture" holds for both. test_graph_path_engines checks
+that the graph path found engines (no fallback to the legacy API) for the
+benchmark's problems.
 """
+
+import os
 
 import pytest
 
 DTYPES = ["float32", "float16", "bfloat16", "float64"]
 TOL = {"float64": (1e-10, 1e-10), "float32": (1e-4, 1e-4),
        "float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2)}
+
+
+@pytest.fixture(autouse=True, params=["legacy", "graph"], ids=["legacy_api", "graph_api"])
+def conv_api(request):
+    """AOTRUN_CONV_API for the test: both implementations are compared with
+    eager."""
+    old = os.environ.get("AOTRUN_CONV_API")
+    os.environ["AOTRUN_CONV_API"] = request.param
+    yield request.param
+    if old is None:
+        os.environ.pop("AOTRUN_CONV_API", None)
+    else:
+        os.environ["AOTRUN_CONV_API"] = old
 
 
 @pytest.fixture(autouse=True)
@@ -284,3 +307,43 @@ def test_conv_in_a_cuda_graph(torch, shim, warm):
     finally:
         for h in (hx, hw, hb, ho):
             shim.delete(h)
+
+
+# ------------------------------------------------ the graph path's engines
+
+GRAPH_FALLBACK_LINE = "the cuDNN graph API has no plan for this convolution"
+
+
+def test_graph_path_engines(torch, shim, conv_api, capfd):
+    """The benchmark's problem kinds (smaller shapes no other test uses) on
+    the graph path: each gets a plan (the shim prints a line, once per key,
+    when it falls back to the legacy API) and matches eager. With the
+    legacy API the test only compares the results."""
+    h, bf = torch.float16, torch.bfloat16
+    cl = torch.channels_last
+    cases = [
+        # name, x, w, b, stride, padding, transposed, groups, dtype name
+        ("3x3 fp16 NHWC bias", rnd(torch, (3, 24, 20, 20), h).contiguous(memory_format=cl),
+         rnd(torch, (24, 24, 3, 3), h, 216).contiguous(memory_format=cl),
+         rnd(torch, (24,), h), (1,), (1,), False, 1, "float16"),
+        ("1x1 fp16 NHWC", rnd(torch, (3, 72, 20, 20), h).contiguous(memory_format=cl),
+         rnd(torch, (24, 72, 1, 1), h, 72).contiguous(memory_format=cl),
+         None, (1,), (0,), False, 1, "float16"),
+        ("depthwise bf16 NHWC", rnd(torch, (3, 40, 20, 20), bf).contiguous(memory_format=cl),
+         rnd(torch, (40, 1, 3, 3), bf, 9).contiguous(memory_format=cl),
+         None, (1,), (1,), False, 40, "bfloat16"),
+        ("transposed 4x4 s2 fp16 NHWC", rnd(torch, (3, 24, 10, 10), h).contiguous(memory_format=cl),
+         rnd(torch, (24, 12, 4, 4), h, 24).contiguous(memory_format=cl),
+         None, (2,), (1,), True, 1, "float16"),
+        ("3x3 fp32 NCHW", rnd(torch, (3, 24, 20, 20), torch.float32),
+         rnd(torch, (24, 24, 3, 3), torch.float32, 216), None, (1,), (1,), False, 1,
+         "float32"),
+    ]
+    capfd.readouterr()
+    for name, x, w, b, st, pd, tr, g, dt in cases:
+        got = shim_conv(shim, x, w, b, st, pd, (1,), tr, (0,), g)
+        want = ref(torch, x, w, b, st, pd, (1,), tr, (0,), g)
+        check(torch, got, want, dt, f"{name} ({conv_api})", strides=False)
+        err = capfd.readouterr().err
+        if conv_api == "graph":
+            assert GRAPH_FALLBACK_LINE not in err, f"{name}: {err}"
