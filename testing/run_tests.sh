@@ -73,6 +73,21 @@ sum_test_logs() {
   echo "$p $f $s"
 }
 
+# reported_tests OUT ran|other: of the test labels on stdin, those Bazel's
+# output OUT reports as run (PASSED, FAILED, FLAKY, TIMEOUT, cached or not),
+# or the others (FAILED TO BUILD, NO STATUS, never reported).
+reported_tests() {
+  local out=$1 want=$2 label status
+  while read -r label; do
+    status=$(grep -E "^${label//./\\.}[[:space:]]" "$out" | tail -1 |
+      sed -E 's/^[^[:space:]]+[[:space:]]+(\(cached\) )?//')
+    case "$status" in
+      PASSED*|FAILED\ in*|FLAKY*|TIMEOUT*) [ "$want" = ran ] && echo "$label" ;;
+      *) [ "$want" = other ] && echo "$label" ;;
+    esac
+  done
+}
+
 # bazel_step NAME CONFIG QUERY [bazel test args...]: runs `bazel test` with
 # --config=CONFIG (none when empty) and the args, and sums the logs of the
 # tests QUERY selects.
@@ -81,13 +96,26 @@ bazel_step() {
   [ -n "$2" ] && config=(--config="$2")
   local query=$3
   shift 3
+  local out=$logs/bazel-$name.log
   echo "run_tests: step $name: bazel test ${config[*]} $*"
-  bazel test "${bazel_flags[@]}" "${config[@]}" "$@" 2>&1 | tail -n 60
-  rc=${PIPESTATUS[0]}
+  bazel test "${bazel_flags[@]}" "${config[@]}" "$@" >"$out" 2>&1
+  rc=$?
+  tail -n 60 "$out"
   # test-only configs (valgrind) are unknown to `bazel info`: fall back.
   testlogs=$(bazel info "${bazel_flags[@]}" "${config[@]}" bazel-testlogs 2>/dev/null) ||
     testlogs=$(bazel info bazel-testlogs 2>/dev/null)
-  read -r p f s < <(bazel query "$query" 2>/dev/null | sum_test_logs "$testlogs")
+  # Only the logs of tests this run reports as run (cached included): a
+  # test that failed to build keeps an older run's test.log, which must not
+  # count as passed.
+  read -r p f s < <(bazel query "$query" 2>/dev/null |
+    reported_tests "$out" ran | sum_test_logs "$testlogs")
+  local not_run
+  not_run=$(bazel query "$query" 2>/dev/null | reported_tests "$out" other)
+  if [ -n "$not_run" ]; then
+    echo "run_tests: $(echo "$not_run" | wc -l) test(s) not run (failed to build or no status), counted failed:" \
+      $(echo "$not_run" | head -10)
+    f=$((f + $(echo "$not_run" | wc -l)))
+  fi
   [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1   # build failure or crash
   if [ "$rc" -eq 0 ] && [ $((p + f + s)) -eq 0 ]; then
     echo "run_tests: bazel passed but no CMocka summary was found under '$testlogs'"
