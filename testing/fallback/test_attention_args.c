@@ -5,17 +5,20 @@
  * options, NULL result pointers; every message names the op, the argument
  * and the values. Runs without a GPU: the "CUDA" tensors are never-owning
  * blobs over host memory that is never touched, since every check runs
- * before any CUDA call. The output-geometry test needs a GPU and skips,
- * saying why, without one. */
+ * before any CUDA call. Also the AOTRUN_ATTN_TC=wide switch (read at each
+ * call) and the wide kernel's refusals. The output-geometry test needs a GPU
+ * and skips, saying why, without one. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "shim_lib/aotrun_shim.h"
+#include "shim_lib/fallback/attention_wide.h"
 #include "shim_lib/fallback/fallback_abi.h"
 #include "testing/fallback/fallback_test_util.h"
 #include "testing/fallback/fake_tensor.h"
@@ -294,6 +297,41 @@ static void check_desc(AtenTensorHandle h, int64_t ndim, const int64_t *sizes,
     fail_msg("%s: device type %d, want %d", what, dv, device_type);
 }
 
+static void test_tc_kernel_selection(void **state) {
+  (void)state;
+  /* AOTRUN_ATTN_TC is read at each call: the default kernel unless it
+   * says wide (exactly). */
+  unsetenv("AOTRUN_ATTN_TC");
+  assert_false(aotrun_fb_attn_tc_wide_enabled());
+  setenv("AOTRUN_ATTN_TC", "wide", 1);
+  assert_true(aotrun_fb_attn_tc_wide_enabled());
+  setenv("AOTRUN_ATTN_TC", "default", 1);
+  assert_false(aotrun_fb_attn_tc_wide_enabled());
+  setenv("AOTRUN_ATTN_TC", "WIDE", 1);
+  assert_false(aotrun_fb_attn_tc_wide_enabled());
+  setenv("AOTRUN_ATTN_TC", "", 1);
+  assert_false(aotrun_fb_attn_tc_wide_enabled());
+  unsetenv("AOTRUN_ATTN_TC");
+  assert_false(aotrun_fb_attn_tc_wide_enabled());
+}
+
+static void test_tc_wide_refuses_uncovered(void **state) {
+  (void)state;
+  /* The wide entry takes float16/bfloat16 with D <= 128 only; it refuses
+   * the rest before any CUDA call (no GPU needed). */
+  aotrun_fb_attn_params p;
+  memset(&p, 0, sizeof p);
+  p.B = p.Hq = p.Hkv = p.L = p.S = 1;
+  p.dtype = BF16;
+  p.D = AOTRUN_FB_ATTN_WIDE_MAX_D + 1;
+  assert_int_equal(aotrun_fb_attention_wide(&p, NULL), cudaErrorInvalidValue);
+  p.D = 0;
+  assert_int_equal(aotrun_fb_attention_wide(&p, NULL), cudaErrorInvalidValue);
+  p.D = 64;
+  p.dtype = F32;
+  assert_int_equal(aotrun_fb_attention_wide(&p, NULL), cudaErrorInvalidValue);
+}
+
 static void test_output_geometry_gpu(void **state) {
   (void)state;
   char why[256];
@@ -339,6 +377,8 @@ int main(void) {
       cmocka_unit_test(test_dropout_and_debug_mask),
       cmocka_unit_test(test_bias_shape),
       cmocka_unit_test(test_forward_ops_options),
+      cmocka_unit_test(test_tc_kernel_selection),
+      cmocka_unit_test(test_tc_wide_refuses_uncovered),
       cmocka_unit_test(test_output_geometry_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

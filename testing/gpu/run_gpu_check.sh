@@ -36,6 +36,11 @@
 # against eager, counted with the unit tests, and times legacy, graph and
 # torch side by side ($OUT/bench_conv.md); part "ops" leaves the graph-path
 # conv tests to it.
+# Part "attn_wide" (not in the default) runs test_attention.py on both
+# tensor-core attention kernels (ids tc_default and tc_wide, the latter with
+# AOTRUN_ATTN_TC=wide) against eager, counted with the unit tests, and
+# times default, wide and torch side by side ($OUT/bench_attention.md);
+# part "ops" leaves the tc_wide cases to it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -116,7 +121,7 @@ fi
 # (pytest-timeout: a hung kernel fails its test instead of the whole run.)
 if part ops; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 420 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops -k "not graph_api" ${AOTRUN_GPU_OPS_ARGS:-} \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops -k "not graph_api and not tc_wide" ${AOTRUN_GPU_OPS_ARGS:-} \
   > "$W/logs/ops_vs_torch.log" 2>&1
 add_pytest "$W/logs/ops_vs_torch.log"
 echo "ops vs torch: ${line:-no pytest summary}"
@@ -143,6 +148,23 @@ AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 150 python3 t
   --only conv "$OUT/bench_conv.json" "$OUT/bench_conv.md" > "$W/logs/bench_conv.log" 2>&1 ||
   echo "bench conv failed: $(tail -n 3 "$W/logs/bench_conv.log")"
 grep -E '^\| convolution' "$OUT/bench_conv.md"
+fi
+# 2b''. Attention on both tensor-core kernels (opt-in:
+# AOTRUN_GPU_PARTS=attn_wide): test_attention.py with tc_default and tc_wide
+# ids, then bench_fallbacks.py --only attention: aotrun default, aotrun wide
+# (variant "tc wide") and torch per case in one process.
+if part attn_wide; then
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py \
+  > "$W/logs/attn_wide_vs_torch.log" 2>&1
+add_pytest "$W/logs/attn_wide_vs_torch.log"
+echo "attention, default and wide kernels vs torch: ${line:-no pytest summary}"
+grep -E '^(FAILED|ERROR)' "$W/logs/attn_wide_vs_torch.log" | head -n 30
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
+  --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
+  > "$W/logs/bench_attention.log" 2>&1 ||
+  echo "bench attention failed: $(tail -n 3 "$W/logs/bench_attention.log")"
+grep -E '^\| sdpa' "$OUT/bench_attention.md"
 fi
 # 2c. Exporter passes on the GPU (compiles in parallel processes).
 if part passes; then

@@ -4,6 +4,11 @@ loaded by testing/gpu/bench_fallbacks.py (--only attention).
 Target (issue 10): bfloat16, B=1, 8 heads, D=64, L=S=4096, causal: within
 1.5x of torch's flash kernel (102.3 us on the H200 => <= 153 us). Also
 non-causal, D=128, and the efficient op with a broadcast bias.
+
+Every float16/bfloat16 case also times the wide tensor-core kernel (variant
+"tc wide", AOTRUN_ATTN_TC=wide: 128 queries per block, 32 rows per warp,
+head dims <= 128); the "aotrun" column is the default kernel
+(AOTRUN_ATTN_TC=default).
 """
 
 import ctypes
@@ -57,6 +62,15 @@ def _aten_eff(torch, q, k, v, bias, causal):
         q, k, v, bias, True, 0.0, causal)
 
 
+def _tc(case):
+    """The case on the default tensor-core kernel, with the wide kernel as
+    variant "tc wide" (the shim reads AOTRUN_ATTN_TC at each call)."""
+    case["env"] = {"AOTRUN_ATTN_TC": "default"}
+    case["variants"] = [{"label": "tc wide", "fn": case["aotrun"],
+                         "env": {"AOTRUN_ATTN_TC": "wide"}}]
+    return case
+
+
 def cases(shim, torch):
     g = torch.Generator(device="cuda").manual_seed(0)
 
@@ -72,28 +86,30 @@ def cases(shim, torch):
                               (128, True, None), (128, False, None)):
         q, k, v = qkv(1, 8, 4096, D)
         tf = flops(1, 8, 4096, 4096, D, causal)
-        yield {"op": "sdpa flash", "case": f"bf16 1x8x4096x{D} "
-                                           f"{'causal' if causal else 'full'}",
-               "aotrun": _op_flash(shim, q, k, v, causal),
-               "aten": _aten_flash(torch, q, k, v, causal),
-               "bytes": 4 * q.numel() * 2,
-               **({"target_us": target} if target else {}),
-               "note": f"{tf / 1e9:.1f} GFLOP; mma.sync m16n8k16, 64 queries "
-                       "x 64 keys per step, cp.async double buffering"}
+        yield _tc({"op": "sdpa flash", "case": f"bf16 1x8x4096x{D} "
+                                               f"{'causal' if causal else 'full'}",
+                   "aotrun": _op_flash(shim, q, k, v, causal),
+                   "aten": _aten_flash(torch, q, k, v, causal),
+                   "bytes": 4 * q.numel() * 2,
+                   **({"target_us": target} if target else {}),
+                   "note": f"{tf / 1e9:.1f} GFLOP; mma.sync m16n8k16, 64 "
+                           "queries x 64 keys per step, cp.async double "
+                           "buffering (wide: 128 queries, 32 rows per warp)"})
     q, k, v = qkv(4, 8, 1024, 64, torch.float16)
-    yield {"op": "sdpa flash", "case": "f16 4x8x1024x64 causal",
-           "aotrun": _op_flash(shim, q, k, v, True),
-           "aten": _aten_flash(torch, q, k, v, True),
-           "bytes": 4 * q.numel() * 2}
+    yield _tc({"op": "sdpa flash", "case": "f16 4x8x1024x64 causal",
+               "aotrun": _op_flash(shim, q, k, v, True),
+               "aten": _aten_flash(torch, q, k, v, True),
+               "bytes": 4 * q.numel() * 2})
     q, k, v = qkv(1, 8, 4096, 64)
     bias = torch.zeros(1, 1, 4096, 4096, device="cuda", dtype=torch.bfloat16)
     bias[..., 3000:] = float("-inf")
     bias = bias.expand(1, 8, 4096, 4096)
-    yield {"op": "sdpa efficient", "case": "bf16 1x8x4096x64 bias [1,1,L,S]",
-           "aotrun": _op_eff(shim, q, k, v, bias, False),
-           "aten": _aten_eff(torch, q, k, v, bias, False),
-           "bytes": 4 * q.numel() * 2 + bias[0, 0].numel() * 2,
-           "note": "additive bias read per score (stride 0 over heads)"}
+    yield _tc({"op": "sdpa efficient", "case": "bf16 1x8x4096x64 bias [1,1,L,S]",
+               "aotrun": _op_eff(shim, q, k, v, bias, False),
+               "aten": _aten_eff(torch, q, k, v, bias, False),
+               "bytes": 4 * q.numel() * 2 + bias[0, 0].numel() * 2,
+               "note": "additive bias read per score (stride 0 over heads; "
+                       "wide: bias tiles staged in shared memory)"})
     q, k, v = qkv(1, 8, 2048, 64, torch.float32)
     yield {"op": "sdpa efficient", "case": "f32 1x8x2048x64 causal",
            "aotrun": _op_eff(shim, q, k, v, None, True),

@@ -19,10 +19,20 @@ additive biases broadcast over batch / heads (stride 0) and full; rows
 whose bias is all -inf (ATen: 0, lse -inf); custom scale; q/k/v strided
 views of a packed qkv tensor and a non-contiguous last dim; a CUDA graph
 capture replayed with new inputs.
+
+Both tensor-core kernels: every float16/bfloat16 case runs on the default
+kernel (ids [tc_default-...]) and on the wide one (AOTRUN_ATTN_TC=wide, ids
+[tc_wide-...]; select with -k tc_wide). The tile-edge tests stress the
+wide kernel's 128-query blocks (32 rows per warp) and 32/64-key steps: every
+(L, S) pair of 1, 33, 65, 80, 96, 127, 129, 255 under each causal alignment;
+head dims 8 to 256 (each class); GQA with L != S; biases dense, padded to 8
+keys, broadcast over batch / heads / rows / keys and misaligned; q/k/v rows
+not 16-byte aligned and odd output strides (element loads and stores).
 """
 
 import ctypes
 import math
+import os
 
 import pytest
 
@@ -38,6 +48,30 @@ DTYPES = ["float16", "bfloat16", "float32"]
 ATOL = {"float16": 4e-3, "bfloat16": 3e-2, "float32": 5e-5}
 LSE_ATOL = {"float16": 1e-3, "bfloat16": 1e-3, "float32": 5e-5}
 INF = float("inf")
+
+
+@pytest.fixture(autouse=True, params=["default", "wide"],
+                ids=["tc_default", "tc_wide"])
+def tc_kernel(request):
+    """AOTRUN_ATTN_TC for the test: every float16/bfloat16 case runs on the
+    default tensor-core kernel and on the wide one (AOTRUN_ATTN_TC=wide, head
+    dims <= 128; larger ones keep the default kernel); the shim reads the
+    variable at each call. float32 uses neither, so its cases run once
+    (tc_default). Select one kernel with -k tc_wide / -k tc_default."""
+    callspec = getattr(request.node, "callspec", None)
+    dtype = callspec.params.get("dtype") if callspec else None
+    if request.param == "wide" and dtype == "float32":
+        pytest.skip("float32 does not use the tensor-core kernels")
+    old = os.environ.get("AOTRUN_ATTN_TC")
+    if request.param == "wide":
+        os.environ["AOTRUN_ATTN_TC"] = "wide"
+    else:
+        os.environ.pop("AOTRUN_ATTN_TC", None)
+    yield request.param
+    if old is None:
+        os.environ.pop("AOTRUN_ATTN_TC", None)
+    else:
+        os.environ["AOTRUN_ATTN_TC"] = old
 
 
 def _dt(torch, name):
@@ -178,16 +212,16 @@ def eager_eff(torch, q, k, v, bias=None, causal=False, scale=None):
 
 
 def _flash_case(torch, shim, dtype, B, Hq, Hkv, L, S, D, causal, scale=None,
-                seed=0):
+                seed=0, q=None, k=None, v=None, with_eager=True):
     dt = _dt(torch, dtype)
-    q = _randn(torch, (B, Hq, L, D), dt, seed)
-    k = _randn(torch, (B, Hkv, S, D), dt, seed + 1)
-    v = _randn(torch, (B, Hkv, S, D), dt, seed + 2)
+    q = q if q is not None else _randn(torch, (B, Hq, L, D), dt, seed)
+    k = k if k is not None else _randn(torch, (B, Hkv, S, D), dt, seed + 1)
+    v = v if v is not None else _randn(torch, (B, Hkv, S, D), dt, seed + 2)
     what = f"flash {dtype} B={B} Hq={Hq} Hkv={Hkv} L={L} S={S} D={D} causal={causal}"
     out, lse, maxes, extra = call_flash(shim, q, k, v, causal, scale)
     want, wlse, empty = reference(torch, q, k, v, causal="br" if causal else None,
                                   scale=scale)
-    eager = eager_flash(torch, q, k, v, causal, scale)
+    eager = eager_flash(torch, q, k, v, causal, scale) if with_eager else None
     check_close(torch, out, want, dtype, what, eager[0] if eager else None)
     assert out.dtype == dt
     assert out.stride() == torch.empty_like(q).stride(), f"{what}: strides {out.stride()}"
@@ -295,7 +329,8 @@ def test_flash_forward_op(torch, shim):
 # ---- efficient ----
 
 def _eff_case(torch, shim, dtype, B, H, L, S, D, *, causal=False, bias=None,
-              lse=True, scale=None, seed=0, Hkv=None, q=None, k=None, v=None):
+              lse=True, scale=None, seed=0, Hkv=None, q=None, k=None, v=None,
+              with_eager=True):
     dt = _dt(torch, dtype)
     Hkv = Hkv or H
     q = q if q is not None else _randn(torch, (B, H, L, D), dt, seed)
@@ -306,7 +341,7 @@ def _eff_case(torch, shim, dtype, B, H, L, S, D, *, causal=False, bias=None,
     out, l, extra = call_eff(shim, q, k, v, bias, lse, causal, scale)
     want, wlse, empty = reference(torch, q, k, v, bias=bias,
                                   causal="ul" if causal else None, scale=scale)
-    eager = eager_eff(torch, q, k, v, bias, causal, scale)
+    eager = eager_eff(torch, q, k, v, bias, causal, scale) if with_eager else None
     check_close(torch, out, want, dtype, what, eager[0] if eager else None)
     assert out.dtype == dt
     exp_stride = torch.empty(B, L, H, D).transpose(1, 2).stride()
@@ -428,6 +463,136 @@ def test_dropout_refused(torch, shim):
     with pytest.raises(ShimError, match="dropout_p=0.1 is not supported"):
         shim.call(EFF, h, h, h, None, 1, 0.1, 0, None, r[0], r[1], r[2], r[3])
     shim.delete(h)
+
+
+# ---- tile edges: the cases the 128-query tiles of the wide kernel (and the
+# 64-query tiles of the default one) must get right, on both kernels ----
+
+TC_DTYPES = ["bfloat16", "float16"]
+# Around the 32-row warp slices, 64/128-row blocks and 32/64-key steps.
+EDGE_LENS = [1, 33, 65, 80, 96, 127, 129, 255]
+# none / bottom-right causal on the flash op, none / top-left on the
+# efficient op (with its lse padded to 32 rows, +inf past L).
+MODES = ["none_flash", "br_flash", "none_eff", "ul_eff"]
+
+
+def _mode_case(torch, shim, dtype, mode, B, H, L, S, D, *, Hkv=None, seed=0,
+               q=None, k=None, v=None, with_eager=True):
+    causal = mode in ("br_flash", "ul_eff")
+    if mode.endswith("_flash"):
+        _flash_case(torch, shim, dtype, B, H, Hkv or H, L, S, D, causal,
+                    seed=seed, q=q, k=k, v=v, with_eager=with_eager)
+    else:
+        _eff_case(torch, shim, dtype, B, H, L, S, D, causal=causal, Hkv=Hkv,
+                  seed=seed, q=q, k=k, v=v, with_eager=with_eager)
+
+
+@pytest.mark.parametrize("L", EDGE_LENS)
+@pytest.mark.parametrize("S", EDGE_LENS)
+@pytest.mark.parametrize("mode", MODES)
+def test_tile_edges_lengths(torch, shim, L, S, mode):
+    """Every query/key count pair around the tile sizes, each causal
+    alignment with L != S (rows that see no key: 0, lse +inf or -inf);
+    bfloat16 here, float16 in the tests below (same index math)."""
+    _mode_case(torch, shim, "bfloat16", mode, 1, 2, L, S, 64,
+               seed=L * 1000 + S)
+
+
+@pytest.mark.parametrize("dtype", TC_DTYPES)
+@pytest.mark.parametrize("D", [8, 40, 64, 80, 96, 128, 160, 256])
+@pytest.mark.parametrize("L,S", [(127, 255), (129, 33), (255, 129)])
+@pytest.mark.parametrize("mode", ["br_flash", "ul_eff"])
+def test_tile_edges_head_dims(torch, shim, dtype, D, L, S, mode):
+    """Head dims of each class (<= 64, <= 128, <= 256; zero padding past D):
+    D > 128 keeps the default kernel under AOTRUN_ATTN_TC=wide."""
+    _mode_case(torch, shim, dtype, mode, 2, 2, L, S, D, seed=D)
+
+
+@pytest.mark.parametrize("dtype", TC_DTYPES)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("L,S,D", [(129, 255, 128), (255, 129, 64),
+                                   (80, 96, 96), (33, 1, 40)])
+def test_tile_edges_gqa(torch, shim, dtype, mode, L, S, D):
+    """8 query heads over 2 key/value heads."""
+    _mode_case(torch, shim, dtype, mode, 2, 8, L, S, D, Hkv=2, seed=S)
+
+
+def _edge_bias(torch, kind, B, H, L, S, dt, seed):
+    """Biases of every layout the kernels read differently: dense rows of
+    odd length (element loads), rows padded to 8 keys (16-byte loads, the
+    last chunk cut at S), broadcast over batch / heads / rows (stride 0),
+    over keys (key stride 0: element loads), and a base 2 bytes off 16."""
+    S8 = (S + 7) // 8 * 8
+    padded = _randn(torch, (B, H, L, S8), torch.float32, seed).to(dt)[..., :S]
+    if kind == "full":
+        b = _randn(torch, (B, H, L, S), torch.float32, seed).to(dt)
+        b[0, 1, 5, ::3] = -INF
+        b[1, 2, min(7, L - 1), :] = -INF  # a row without keys
+        return b
+    if kind == "padded":
+        return padded
+    if kind == "batch1":
+        return padded[:1]
+    if kind == "head1":
+        return padded[:, :1]
+    if kind == "2d":
+        return padded[0, 0]
+    if kind == "keypad":  # [B, 1, 1, S]: a key padding mask
+        m = torch.zeros(B, 1, 1, S8, device="cuda", dtype=dt)[..., :S]
+        m[..., S - S // 3:] = -INF
+        return m.expand(B, H, L, S)
+    if kind == "rows":  # one value per row (key stride 0)
+        return padded[..., :1].expand(B, H, L, S)
+    if kind == "misaligned":
+        flat = _randn(torch, (B * H * L * S8 + 1,), torch.float32, seed).to(dt)
+        return flat[1:].view(B, H, L, S8)[..., :S]
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("dtype,D", [("bfloat16", 64), ("float16", 128)])
+@pytest.mark.parametrize("kind", ["full", "padded", "batch1", "head1", "2d",
+                                  "keypad", "rows", "misaligned"])
+@pytest.mark.parametrize("L,S", [(129, 255), (255, 129)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_tile_edges_bias(torch, shim, dtype, D, kind, L, S, causal):
+    """Additive biases over several query blocks and key steps, lse
+    requested (the wide kernel stages the bias tile in shared memory: 64
+    keys per step for D <= 64, 32 for D <= 128)."""
+    B, H = 2, 3
+    bias = _edge_bias(torch, kind, B, H, L, S, _dt(torch, dtype), L + S)
+    # A misaligned bias is checked against the float64 reference only:
+    # eager's kernels need 16-byte aligned operands.
+    _eff_case(torch, shim, dtype, B, H, L, S, D, causal=causal, bias=bias,
+              seed=7, with_eager=kind != "misaligned")
+
+
+def _unaligned(torch, shape, dt, seed, how):
+    """A tensor of `shape` whose rows are not 16-byte aligned: `odd` rows of
+    D + 1 elements, `offset` a base one element past a 16-byte boundary."""
+    *lead, D = shape
+    if how == "odd":
+        return _randn(torch, (*lead, D + 1), dt, seed)[..., :D]
+    n = math.prod(shape)
+    return _randn(torch, (n + 1,), dt, seed)[1:].view(*shape)
+
+
+@pytest.mark.parametrize("dtype,D", [("bfloat16", 33), ("float16", 40),
+                                     ("float16", 64), ("bfloat16", 128)])
+@pytest.mark.parametrize("how", ["odd", "offset"])
+@pytest.mark.parametrize("L,S", [(129, 80), (65, 255)])
+@pytest.mark.parametrize("mode", MODES)
+def test_tile_edges_unaligned(torch, shim, dtype, D, how, L, S, mode):
+    """q/k/v rows that are not 16-byte aligned (element loads) and, for odd
+    D, odd output strides (element stores); against the float64 reference
+    only (eager's kernels need 16-byte aligned rows: such inputs could
+    fault there)."""
+    dt = _dt(torch, dtype)
+    B, H = 1, 3
+    q = _unaligned(torch, (B, H, L, D), dt, 1, how)
+    k = _unaligned(torch, (B, H, S, D), dt, 2, how)
+    v = _unaligned(torch, (B, H, S, D), dt, 3, how)
+    _mode_case(torch, shim, dtype, mode, B, H, L, S, D, q=q, k=k, v=v,
+               with_eager=False)
 
 
 # ---- CUDA graphs ----
