@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "shim_lib/fallback/attention_f32.h"
 #include "shim_lib/fallback/attention_kernels.h"
 #include "shim_lib/fallback/attention_tc.cuh"
 #include "shim_lib/fallback/attention_wide.h"
@@ -476,7 +477,10 @@ extern "C" cudaError_t aotrun_fb_attention(const aotrun_fb_attn_params *p,
   switch (p->dtype) {
     case 15: return dispatch_tc<Bf16>(*p, stream);
     case 5: return dispatch_tc<F16>(*p, stream);
-    case 6: return dispatch_f32(*p, stream);
+    case 6:  // AOTRUN_ATTN_F32=tiled: attention_f32.cu's register tiles
+      return aotrun_fb_attn_f32_tiled_enabled()
+                 ? aotrun_fb_attention_f32_tiled(p, stream)
+                 : dispatch_f32(*p, stream);
     default: return cudaErrorInvalidValue;
   }
 }

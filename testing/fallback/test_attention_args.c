@@ -5,8 +5,9 @@
  * options, NULL result pointers; every message names the op, the argument
  * and the values. Runs without a GPU: the "CUDA" tensors are never-owning
  * blobs over host memory that is never touched, since every check runs
- * before any CUDA call. Also the AOTRUN_ATTN_TC=wide switch (read at each
- * call) and the wide kernel's refusals. The output-geometry test needs a GPU
+ * before any CUDA call. Also the AOTRUN_ATTN_TC=wide and AOTRUN_ATTN_F32=tiled
+ * switches (read at each call), the wide kernel's refusals and the tiled
+ * float32 kernel's argument checks. The output-geometry test needs a GPU
  * and skips, saying why, without one. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "shim_lib/aotrun_shim.h"
+#include "shim_lib/fallback/attention_f32.h"
 #include "shim_lib/fallback/attention_wide.h"
 #include "shim_lib/fallback/fallback_abi.h"
 #include "testing/fallback/fallback_test_util.h"
@@ -332,6 +334,72 @@ static void test_tc_wide_refuses_uncovered(void **state) {
   assert_int_equal(aotrun_fb_attention_wide(&p, NULL), cudaErrorInvalidValue);
 }
 
+static void test_f32_kernel_selection(void **state) {
+  (void)state;
+  /* AOTRUN_ATTN_F32 is read at each call: the tiled float32 kernel only
+   * when it says tiled (exactly). */
+  unsetenv("AOTRUN_ATTN_F32");
+  assert_false(aotrun_fb_attn_f32_tiled_enabled());
+  setenv("AOTRUN_ATTN_F32", "tiled", 1);
+  assert_true(aotrun_fb_attn_f32_tiled_enabled());
+  setenv("AOTRUN_ATTN_F32", "default", 1);
+  assert_false(aotrun_fb_attn_f32_tiled_enabled());
+  setenv("AOTRUN_ATTN_F32", "TILED", 1);
+  assert_false(aotrun_fb_attn_f32_tiled_enabled());
+  setenv("AOTRUN_ATTN_F32", "", 1);
+  assert_false(aotrun_fb_attn_f32_tiled_enabled());
+  setenv("AOTRUN_ATTN_F32", "tiled", 1);
+  assert_true(aotrun_fb_attn_f32_tiled_enabled());
+  unsetenv("AOTRUN_ATTN_F32");
+  assert_false(aotrun_fb_attn_f32_tiled_enabled());
+}
+
+/* A float32 problem both float32 kernels would run (its pointers are
+ * never read: every use below stops before any CUDA call). */
+static aotrun_fb_attn_params f32_params(void) {
+  aotrun_fb_attn_params p;
+  memset(&p, 0, sizeof p);
+  p.B = 1, p.Hq = 4, p.Hkv = 2, p.L = 8, p.S = 8, p.D = 64;
+  p.dtype = F32;
+  p.scale = 0.125f;
+  return p;
+}
+
+static void test_f32_tiled_preconditions(void **state) {
+  (void)state;
+  /* The tiled entry refuses what aotrun_fb_attention refuses, with the
+   * same error and before any CUDA call, and launches nothing for empty
+   * problems. */
+  aotrun_fb_attn_params p = f32_params();
+  p.B = 0;
+  assert_int_equal(aotrun_fb_attention_f32_tiled(&p, NULL), cudaSuccess);
+  p = f32_params();
+  p.L = 0;
+  assert_int_equal(aotrun_fb_attention_f32_tiled(&p, NULL), cudaSuccess);
+  enum { NBAD = 7 };
+  aotrun_fb_attn_params bad[NBAD];
+  for (int i = 0; i < NBAD; i++) bad[i] = f32_params();
+  bad[0].D = 0;
+  bad[1].D = AOTRUN_FB_ATTN_MAX_D + 1;
+  bad[2].Hkv = 0;
+  bad[3].Hkv = 3;        /* 4 % 3 != 0 */
+  bad[4].L = 65535 * 32 + 1;
+  bad[5].B = 0x40000000; /* B * Hq > 2^31 - 1 */
+  bad[6].dtype = F64;
+  for (int i = 0; i < NBAD; i++) {
+    print_message("refused case %d\n", i);
+    assert_int_equal(aotrun_fb_attention_f32_tiled(&bad[i], NULL),
+                     cudaErrorInvalidValue);
+    assert_int_equal(aotrun_fb_attention(&bad[i], NULL),
+                     cudaErrorInvalidValue);
+  }
+  /* float32 only: bfloat16 is the tensor-core kernels'. */
+  p = f32_params();
+  p.dtype = BF16;
+  assert_int_equal(aotrun_fb_attention_f32_tiled(&p, NULL),
+                   cudaErrorInvalidValue);
+}
+
 static void test_output_geometry_gpu(void **state) {
   (void)state;
   char why[256];
@@ -379,6 +447,8 @@ int main(void) {
       cmocka_unit_test(test_forward_ops_options),
       cmocka_unit_test(test_tc_kernel_selection),
       cmocka_unit_test(test_tc_wide_refuses_uncovered),
+      cmocka_unit_test(test_f32_kernel_selection),
+      cmocka_unit_test(test_f32_tiled_preconditions),
       cmocka_unit_test(test_output_geometry_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

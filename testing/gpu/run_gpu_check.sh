@@ -41,6 +41,12 @@
 # AOTRUN_ATTN_TC=wide) against eager, counted with the unit tests, and
 # times default, wide and torch side by side ($OUT/bench_attention.md);
 # part "ops" leaves the tc_wide cases to it.
+# Part "attn_f32" (not in the default) runs test_attention.py's float32
+# cases on both float32 kernels (ids float32 and float32_tiled, the latter
+# with AOTRUN_ATTN_F32=tiled) against the float64 reference and eager,
+# counted with the unit tests, and times default, tiled and torch side by
+# side ($OUT/bench_attention.md); parts "ops" and "attn_wide" leave the
+# float32_tiled cases to it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -121,7 +127,7 @@ fi
 # (pytest-timeout: a hung kernel fails its test instead of the whole run.)
 if part ops; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 420 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops -k "not graph_api and not tc_wide" ${AOTRUN_GPU_OPS_ARGS:-} \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops -k "not graph_api and not tc_wide and not float32_tiled" ${AOTRUN_GPU_OPS_ARGS:-} \
   > "$W/logs/ops_vs_torch.log" 2>&1
 add_pytest "$W/logs/ops_vs_torch.log"
 echo "ops vs torch: ${line:-no pytest summary}"
@@ -155,11 +161,28 @@ fi
 # (variant "tc wide") and torch per case in one process.
 if part attn_wide; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py -k "not float32_tiled" \
   > "$W/logs/attn_wide_vs_torch.log" 2>&1
 add_pytest "$W/logs/attn_wide_vs_torch.log"
 echo "attention, default and wide kernels vs torch: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/attn_wide_vs_torch.log" | head -n 30
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
+  --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
+  > "$W/logs/bench_attention.log" 2>&1 ||
+  echo "bench attention failed: $(tail -n 3 "$W/logs/bench_attention.log")"
+grep -E '^\| sdpa' "$OUT/bench_attention.md"
+fi
+# 2b'''. float32 attention on both float32 kernels (opt-in:
+# AOTRUN_GPU_PARTS=attn_f32): test_attention.py's float32 cases (ids float32
+# and float32_tiled), then bench_fallbacks.py --only attention: aotrun
+# default, aotrun tiled (variant "f32 tiled") and torch per case.
+if part attn_f32; then
+AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py -k "float32 and not tc_wide" \
+  > "$W/logs/attn_f32_vs_torch.log" 2>&1
+add_pytest "$W/logs/attn_f32_vs_torch.log"
+echo "attention, float32 default and tiled kernels vs torch: ${line:-no pytest summary}"
+grep -E '^(FAILED|ERROR)' "$W/logs/attn_f32_vs_torch.log" | head -n 30
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
   --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
   > "$W/logs/bench_attention.log" 2>&1 ||

@@ -9,6 +9,11 @@ Every float16/bfloat16 case also times the wide tensor-core kernel (variant
 "tc wide", AOTRUN_ATTN_TC=wide: 128 queries per block, 32 rows per warp,
 head dims <= 128); the "aotrun" column is the default kernel
 (AOTRUN_ATTN_TC=default).
+
+float32 (causal and not) times both float32 kernels the same way: "aotrun
+us" on the default SIMT kernel (AOTRUN_ATTN_F32=default) and the variant
+"f32 tiled" on the register-tiled one (AOTRUN_ATTN_F32=tiled: 64 queries x
+64 keys per step, 4x4 scores per thread).
 """
 
 import ctypes
@@ -71,6 +76,15 @@ def _tc(case):
     return case
 
 
+def _f32(case):
+    """The case on the default float32 kernel, with the tiled one as variant
+    "f32 tiled" (the shim reads AOTRUN_ATTN_F32 at each call)."""
+    case["env"] = {"AOTRUN_ATTN_F32": "default"}
+    case["variants"] = [{"label": "f32 tiled", "fn": case["aotrun"],
+                         "env": {"AOTRUN_ATTN_F32": "tiled"}}]
+    return case
+
+
 def cases(shim, torch):
     g = torch.Generator(device="cuda").manual_seed(0)
 
@@ -111,8 +125,12 @@ def cases(shim, torch):
                "note": "additive bias read per score (stride 0 over heads; "
                        "wide: bias tiles staged in shared memory)"})
     q, k, v = qkv(1, 8, 2048, 64, torch.float32)
-    yield {"op": "sdpa efficient", "case": "f32 1x8x2048x64 causal",
-           "aotrun": _op_eff(shim, q, k, v, None, True),
-           "aten": _aten_eff(torch, q, k, v, None, True),
-           "bytes": 4 * q.numel() * 4,
-           "note": "float32: SIMT kernel, float math"}
+    for causal in (True, False):
+        yield _f32({"op": "sdpa efficient",
+                    "case": f"f32 1x8x2048x64 {'causal' if causal else 'full'}",
+                    "aotrun": _op_eff(shim, q, k, v, None, causal),
+                    "aten": _aten_eff(torch, q, k, v, None, causal),
+                    "bytes": 4 * q.numel() * 4,
+                    "note": f"{flops(1, 8, 2048, 2048, 64, causal) / 1e9:.1f} "
+                            "GFLOP; float math: default SIMT (32x32 tiles, a "
+                            "lane per key); tiled: 64x64, 4x4 per thread"})

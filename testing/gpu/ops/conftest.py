@@ -24,6 +24,12 @@ def _lib_path():
                           os.path.join(ROOT, ".gpu", "lib", "libaotrun_shim.so"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "f32_tiled: float32 attention on the register-tiled "
+        "kernel (AOTRUN_ATTN_F32=tiled; test_attention.py)")
+
+
 @pytest.fixture(scope="session")
 def torch():
     t = pytest.importorskip("torch", exc_type=ImportError)

@@ -28,6 +28,17 @@ wide kernel's 128-query blocks (32 rows per warp) and 32/64-key steps: every
 head dims 8 to 256 (each class); GQA with L != S; biases dense, padded to 8
 keys, broadcast over batch / heads / rows / keys and misaligned; q/k/v rows
 not 16-byte aligned and odd output strides (element loads and stores).
+
+Both float32 kernels: every float32 case runs on the default SIMT kernel
+(ids [...float32...]) and on the register-tiled one (AOTRUN_ATTN_F32=tiled,
+read by the shim at each call; ids [...float32_tiled...], marker f32_tiled:
+select with -k float32_tiled or -m f32_tiled); float32 ignores
+AOTRUN_ATTN_TC, so its tc_wide ids skip. test_f32_edges and the float32
+rows of the tile-edge tests stress the tiled kernel's 64-query blocks,
+64-key steps (32 for head dims over 128) and 64 / 128 / 256 head-dim
+paddings: counts off the tiles, head dims 1 to 256, GQA, each causal mode
+with L != S and rows without keys, broadcast and misaligned biases, lse,
+unaligned rows (element loads).
 """
 
 import ctypes
@@ -41,7 +52,20 @@ EFF = "aoti_torch_cuda__scaled_dot_product_efficient_attention"
 FLASH_FWD = "aoti_torch_cuda__flash_attention_forward"
 EFF_FWD = "aoti_torch_cuda__efficient_attention_forward"
 
-DTYPES = ["float16", "bfloat16", "float32"]
+F32_TILED = pytest.mark.f32_tiled
+
+
+def f32_both(*rest):
+    """Parameter sets ("float32", *rest) for the default float32 kernel and
+    for the tiled one (marker f32_tiled, ids float32_tiled-...)."""
+    tail = "".join(f"-{x}" for x in rest)
+    return [pytest.param("float32", *rest),
+            pytest.param("float32", *rest, id="float32_tiled" + tail,
+                         marks=F32_TILED)]
+
+
+F32 = f32_both()
+DTYPES = ["float16", "bfloat16"] + F32
 # Error floors against the float64 reference (inputs ~ N(0, 1), outputs
 # averages of values: |out| < ~3). float16/bfloat16: P is rounded to the
 # dtype before P @ V and the output is rounded (as in FlashAttention-2).
@@ -72,6 +96,20 @@ def tc_kernel(request):
         os.environ.pop("AOTRUN_ATTN_TC", None)
     else:
         os.environ["AOTRUN_ATTN_TC"] = old
+
+
+@pytest.fixture(autouse=True)
+def attn_f32_kernel(request):
+    """AOTRUN_ATTN_F32 for the test: "tiled" for the float32_tiled cases
+    (marker f32_tiled), unset (the default float32 kernel) otherwise."""
+    old = os.environ.pop("AOTRUN_ATTN_F32", None)
+    tiled = request.node.get_closest_marker("f32_tiled") is not None
+    if tiled:
+        os.environ["AOTRUN_ATTN_F32"] = "tiled"
+    yield "tiled" if tiled else "default"
+    os.environ.pop("AOTRUN_ATTN_F32", None)
+    if old is not None:
+        os.environ["AOTRUN_ATTN_F32"] = old
 
 
 def _dt(torch, name):
@@ -549,7 +587,8 @@ def _edge_bias(torch, kind, B, H, L, S, dt, seed):
     raise ValueError(kind)
 
 
-@pytest.mark.parametrize("dtype,D", [("bfloat16", 64), ("float16", 128)])
+@pytest.mark.parametrize("dtype,D", [("bfloat16", 64), ("float16", 128)]
+                         + f32_both(33) + f32_both(200))
 @pytest.mark.parametrize("kind", ["full", "padded", "batch1", "head1", "2d",
                                   "keypad", "rows", "misaligned"])
 @pytest.mark.parametrize("L,S", [(129, 255), (255, 129)])
@@ -577,7 +616,8 @@ def _unaligned(torch, shape, dt, seed, how):
 
 
 @pytest.mark.parametrize("dtype,D", [("bfloat16", 33), ("float16", 40),
-                                     ("float16", 64), ("bfloat16", 128)])
+                                     ("float16", 64), ("bfloat16", 128)]
+                         + f32_both(7) + f32_both(64))
 @pytest.mark.parametrize("how", ["odd", "offset"])
 @pytest.mark.parametrize("L,S", [(129, 80), (65, 255)])
 @pytest.mark.parametrize("mode", MODES)
@@ -650,3 +690,53 @@ def test_attention_inside_cuda_graph(torch, shim):
         del g
         for h in (hq, hk, hv, hb, hf, he):
             shim.delete(h)
+
+
+# ---- float32 kernels' edges (both kernels through F32) ----
+
+@pytest.mark.parametrize("dtype", F32)
+@pytest.mark.parametrize("D", [1, 7, 33, 64, 80, 128, 256])
+@pytest.mark.parametrize("L,S", [(1, 80), (96, 33), (65, 127), (127, 65)])
+@pytest.mark.parametrize("mode", MODES)
+def test_f32_edges(torch, shim, dtype, D, L, S, mode):
+    """GQA (4 query heads over 2), counts off the 64-row tiles and 64 / 32
+    key steps, head dims off the 64 / 128 / 256 paddings (D % 4 != 0:
+    element loads), each causal alignment with L != S (bottom-right with
+    L > S: the first L - S rows see no key)."""
+    _mode_case(torch, shim, dtype, mode, 2, 4, L, S, D, Hkv=2, seed=D)
+
+
+@pytest.mark.parametrize("dtype", F32)
+@pytest.mark.parametrize("D", [33, 128])
+def test_f32_efficient_forward_bottom_right(torch, shim, dtype, D):
+    """_efficient_attention_forward, custom_mask_type 2 (bottom-right) with
+    L > S and a bias broadcast over batch and heads: rows before L - S see
+    no key (0, lse -inf), lse rows past L +inf."""
+    B, L, S, H = 2, 100, 40, 3
+    q = _randn(torch, (B, L, H, D), torch.float32, 71)
+    k = _randn(torch, (B, S, H, D), torch.float32, 72)
+    v = _randn(torch, (B, S, H, D), torch.float32, 73)
+    bias = _randn(torch, (1, 1, L, S), torch.float32, 74).expand(B, H, L, S)
+    hs = [shim.handle(t) for t in (q, k, v, bias)]
+    r = [shim.new_handle() for _ in range(4)]
+    m4, m5 = ctypes.c_int64(-1), ctypes.c_int64(-1)
+    try:
+        shim.call(EFF_FWD, hs[0], hs[1], hs[2], shim.opt(hs[3]), None, None,
+                  None, None, 0.0, 2, 1, None, None, None, r[0], r[1], r[2],
+                  r[3], ctypes.byref(m4), ctypes.byref(m5))
+        shim.delete(r[2].contents)
+        shim.delete(r[3].contents)
+        out, lse = shim.take(r[0]), shim.take(r[1])
+    finally:
+        for h in hs:
+            shim.delete(h)
+    want, wlse, empty = reference(torch, q.transpose(1, 2), k.transpose(1, 2),
+                                  v.transpose(1, 2), bias=bias, causal="br")
+    assert bool(empty[..., :L - S].all()) and not bool(empty[..., L - S:].any())
+    assert out.shape == (B, L, H, D) and out.is_contiguous()
+    what = f"efficient forward float32 D={D} bottom-right"
+    check_close(torch, out.transpose(1, 2), want, "float32", what)
+    pad = (L + 31) // 32 * 32
+    assert tuple(lse.shape) == (B, H, pad)
+    check_lse(torch, lse[..., :L], wlse.float(), "float32", what)
+    assert torch.isinf(lse[..., L:]).all() and (lse[..., L:] > 0).all()
