@@ -36,17 +36,15 @@
 # against eager, counted with the unit tests, and times legacy, graph and
 # torch side by side ($OUT/bench_conv.md); part "ops" leaves the graph-path
 # conv tests to it.
-# Part "attn_wide" (not in the default) runs test_attention.py on both
-# tensor-core attention kernels (ids tc_default and tc_wide, the latter with
-# AOTRUN_ATTN_TC=wide) against eager, counted with the unit tests, and
-# times default, wide and torch side by side ($OUT/bench_attention.md);
-# part "ops" leaves the tc_wide cases to it.
-# Part "attn_f32" (not in the default) runs test_attention.py's float32
-# cases on both float32 kernels (ids float32 and float32_tiled, the latter
-# with AOTRUN_ATTN_F32=tiled) against the float64 reference and eager,
-# counted with the unit tests, and times default, tiled and torch side by
-# side ($OUT/bench_attention.md); parts "ops" and "attn_wide" leave the
-# float32_tiled cases to it.
+# Part "attn_wide" (not in the default) runs test_attention.py's tc_wide
+# cases (the wide tensor-core kernel, AOTRUN_ATTN_TC=wide) against eager,
+# counted with the unit tests, and times default, wide and torch side by
+# side ($OUT/bench_attention.md); part "ops" leaves the tc_wide cases to it.
+# Part "attn_f32" (not in the default) runs test_attention.py's
+# float32_tiled cases (the tiled float32 kernel, AOTRUN_ATTN_F32=tiled)
+# against the float64 reference and eager, counted with the unit tests, and
+# times it likewise; part "ops" leaves them to it. Both parts in one call
+# share one benchmark run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -155,34 +153,22 @@ AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 150 python3 t
   echo "bench conv failed: $(tail -n 3 "$W/logs/bench_conv.log")"
 grep -E '^\| convolution' "$OUT/bench_conv.md"
 fi
-# 2b''. Attention on both tensor-core kernels (opt-in:
-# AOTRUN_GPU_PARTS=attn_wide): test_attention.py with tc_default and tc_wide
-# ids, then bench_fallbacks.py --only attention: aotrun default, aotrun wide
-# (variant "tc wide") and torch per case in one process.
-if part attn_wide; then
+# 2b''. The opt-in attention kernels against eager (AOTRUN_GPU_PARTS=
+# attn_wide: the tc_wide ids, AOTRUN_ATTN_TC=wide; attn_f32: the
+# float32_tiled ids, AOTRUN_ATTN_F32=tiled; part "ops" runs the default
+# kernels' cases), then bench_fallbacks.py --only attention once: aotrun
+# default, the variants "tc wide" and "f32 tiled", and torch per case in one
+# process ($OUT/bench_attention.md).
+if part attn_wide || part attn_f32; then
+attn_k=""
+part attn_wide && attn_k="tc_wide"
+part attn_f32 && attn_k="${attn_k:+$attn_k or }float32_tiled"
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py -k "not float32_tiled" \
-  > "$W/logs/attn_wide_vs_torch.log" 2>&1
-add_pytest "$W/logs/attn_wide_vs_torch.log"
-echo "attention, default and wide kernels vs torch: ${line:-no pytest summary}"
-grep -E '^(FAILED|ERROR)' "$W/logs/attn_wide_vs_torch.log" | head -n 30
-AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
-  --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
-  > "$W/logs/bench_attention.log" 2>&1 ||
-  echo "bench attention failed: $(tail -n 3 "$W/logs/bench_attention.log")"
-grep -E '^\| sdpa' "$OUT/bench_attention.md"
-fi
-# 2b'''. float32 attention on both float32 kernels (opt-in:
-# AOTRUN_GPU_PARTS=attn_f32): test_attention.py's float32 cases (ids float32
-# and float32_tiled), then bench_fallbacks.py --only attention: aotrun
-# default, aotrun tiled (variant "f32 tiled") and torch per case.
-if part attn_f32; then
-AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py -k "float32 and not tc_wide" \
-  > "$W/logs/attn_f32_vs_torch.log" 2>&1
-add_pytest "$W/logs/attn_f32_vs_torch.log"
-echo "attention, float32 default and tiled kernels vs torch: ${line:-no pytest summary}"
-grep -E '^(FAILED|ERROR)' "$W/logs/attn_f32_vs_torch.log" | head -n 30
+  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py -k "$attn_k" \
+  > "$W/logs/attn_variants_vs_torch.log" 2>&1
+add_pytest "$W/logs/attn_variants_vs_torch.log"
+echo "attention, opt-in kernels ($attn_k) vs torch: ${line:-no pytest summary}"
+grep -E '^(FAILED|ERROR)' "$W/logs/attn_variants_vs_torch.log" | head -n 30
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
   --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
   > "$W/logs/bench_attention.log" 2>&1 ||
