@@ -9,14 +9,8 @@
 
 #include <stddef.h>
 
-#include "aot_loader/aotrun_error.h"
-
 /* 1 when at least one device is usable; else 0 and the reason ("no CUDA
  * device", or the cudaGetDeviceCount error with its name and code). */
 int aotrun_cuda_available(char *reason, size_t reason_size);
-
-/* Makes device `index` current for the calling thread. AOTRUN_ERR_ACCESS_FAILED
- * with the availability reason, or "device N does not exist (M devices)". */
-aotrun_status aotrun_cuda_use_device(int index, aotrun_error *err);
 
 #endif /* AOTRUN_CUDA_AVAILABILITY_H */

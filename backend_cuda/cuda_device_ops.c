@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backend_cuda/cuda_device_scope.h"
 #include "backend_cuda/cuda_staged_upload.h"
 #include "shim_lib/aotrun_shim.h"
 
@@ -102,14 +103,18 @@ const aotrun_device_ops *aotrun_cuda_memory_ops(void) {
 
 /* ---- load-time checks (docs/loading.md) ---- */
 
-/* cudaMemGetInfo reports on the current device: make `device` current. */
+/* cudaMemGetInfo reports on the current device: `device` is made current
+ * for the query and the caller's device given back. */
 static aotrun_status runner_free_memory(void *ctx, int32_t device,
                                         uint64_t *free_bytes,
                                         aotrun_error *err) {
   (void)ctx;
   size_t free_b = 0, total = 0;
-  cudaError_t e = cudaSetDevice(device);
-  if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total);
+  aotrun_cuda_device_scope scope;
+  aotrun_status st = aotrun_cuda_device_enter(device, &scope, err);
+  if (st != AOTRUN_OK) return st;
+  cudaError_t e = cudaMemGetInfo(&free_b, &total);
+  aotrun_cuda_device_leave(&scope);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
