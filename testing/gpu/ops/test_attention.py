@@ -33,7 +33,7 @@ Both float32 kernels: every float32 case runs on the default SIMT kernel
 (ids [...float32...]) and on the register-tiled one (AOTRUN_ATTN_F32=tiled,
 read by the shim at each call; ids [...float32_tiled...], marker f32_tiled:
 select with -k float32_tiled or -m f32_tiled); float32 ignores
-AOTRUN_ATTN_TC, so its tc_wide ids skip. test_f32_edges and the float32
+AOTRUN_ATTN_TC, so its tc_wide copies are deselected (conftest.py). test_f32_edges and the float32
 rows of the tile-edge tests stress the tiled kernel's 64-query blocks,
 64-key steps (32 for head dims over 128) and 64 / 128 / 256 head-dim
 paddings: counts off the tiles, head dims 1 to 256, GQA, each causal mode
@@ -81,11 +81,8 @@ def tc_kernel(request):
     default tensor-core kernel and on the wide one (AOTRUN_ATTN_TC=wide, head
     dims <= 128; larger ones keep the default kernel); the shim reads the
     variable at each call. float32 uses neither, so its cases run once
-    (tc_default). Select one kernel with -k tc_wide / -k tc_default."""
-    callspec = getattr(request.node, "callspec", None)
-    dtype = callspec.params.get("dtype") if callspec else None
-    if request.param == "wide" and dtype == "float32":
-        pytest.skip("float32 does not use the tensor-core kernels")
+    (tc_default): conftest.py deselects their tc_wide copies at collection.
+    Select one kernel with -k tc_wide / -k tc_default."""
     old = os.environ.get("AOTRUN_ATTN_TC")
     if request.param == "wide":
         os.environ["AOTRUN_ATTN_TC"] = "wide"
