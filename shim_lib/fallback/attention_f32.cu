@@ -29,8 +29,11 @@
 #include <stdint.h>
 
 #include "shim_lib/fallback/attention_f32.h"
+#include "shim_lib/fallback/attention_launch.cuh"
 
 namespace {
+
+using aotrun_attn_launch::allow_smem;
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -374,22 +377,6 @@ __global__ void __launch_bounds__(kThreads, DP > 128 ? 1 : 2)
     pv_tile<DP, BN, NG>(o, sP, sV, ty, tx);
   }
   store_rows<NG>(p, o, m, l, b, h, row0, tx, vec_out != 0);
-}
-
-// Raises a kernel's dynamic shared memory limit once per device (a bit
-// per device; a race only repeats the call). As attention_kernels.cu's.
-template <typename K>
-cudaError_t allow_smem(K kernel, size_t smem, unsigned long long *done) {
-  if (smem <= 48 * 1024) return cudaSuccess;
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit) return cudaSuccess;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)smem);
-  if (e == cudaSuccess) __atomic_fetch_or(done, bit, __ATOMIC_ACQ_REL);
-  return e;
 }
 
 bool aligned16(const void *x) { return ((uintptr_t)x & 15) == 0; }

@@ -25,8 +25,11 @@
 #include "shim_lib/fallback/attention_kernels.h"
 #include "shim_lib/fallback/attention_tc.cuh"
 #include "shim_lib/fallback/attention_wide.h"
+#include "shim_lib/fallback/attention_launch.cuh"
 
 namespace {
+
+using aotrun_attn_launch::allow_smem;
 
 // The shared device helpers (mma, ldmatrix, cp.async, tile loader).
 using namespace aotrun_attn_tc;
@@ -386,22 +389,6 @@ __global__ void __launch_bounds__(kFThreads)
     if (gl && lane == 0)
       gl[i] = l_r[r] == 0.f ? p.empty_lse : m_r[r] * kLn2 + logf(l_r[r]);
   }
-}
-
-// Raises a kernel's dynamic shared memory limit once per device (a bit
-// per device; a race only repeats the call).
-template <typename K>
-cudaError_t allow_smem(K kernel, size_t smem, unsigned long long *done) {
-  if (smem <= 48 * 1024) return cudaSuccess;
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit) return cudaSuccess;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)smem);
-  if (e == cudaSuccess) __atomic_fetch_or(done, bit, __ATOMIC_ACQ_REL);
-  return e;
 }
 
 template <int DPW>
