@@ -15,39 +15,10 @@
 #include "shim_lib/fallback/conv.h"
 #include "shim_lib/fallback/conv_graph.h"
 #include "shim_lib/fallback/fallback_abi.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum { F16 = 5, F32 = 6, F64 = 7, I64 = 4, BF16 = 15, CPU = 0, CUDA = 1 };
 static const char OP[] = "aoti_torch_cuda_convolution";
-
-static char g_dummy[64];
-
-static AtenTensorHandle strided(int32_t dtype, int32_t dev, int64_t ndim,
-                                const int64_t *sizes, const int64_t *strides) {
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(g_dummy, ndim, sizes,
-                                                      strides, 0, dtype, dev,
-                                                      0, &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
-
-static AtenTensorHandle fake(int32_t dtype, int64_t ndim,
-                             const int64_t *sizes) {
-  int64_t st[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    st[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  return strided(dtype, CUDA, ndim, sizes, st);
-}
-
-static void expect_fail(AOTITorchError err, const char *want) {
-  assert_int_equal(err, AOTI_TORCH_FAILURE);
-  const char *msg = aotrun_shim_last_error();
-  if (strstr(msg, want) == NULL)
-    fail_msg("message \"%s\" lacks \"%s\"", msg, want);
-}
 
 static void del(int n, ...) {
   va_list ap;
@@ -70,11 +41,11 @@ static AOTITorchError conv2(AtenTensorHandle x, AtenTensorHandle w,
 
 static void test_conv_null_and_dims(void **state) {
   (void)state;
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){2, 4, 8, 8}),
-                   w = fake(F32, 4, (int64_t[]){6, 4, 3, 3}),
-                   w3 = fake(F32, 3, (int64_t[]){6, 4, 3}),
-                   x2 = fake(F32, 2, (int64_t[]){2, 4});
-  AtenTensorHandle ret = (AtenTensorHandle)g_dummy;
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){6, 4, 3, 3}),
+                   w3 = fake(F32, CUDA, 3, (int64_t[]){6, 4, 3}),
+                   x2 = fake(F32, CUDA, 2, (int64_t[]){2, 4});
+  AtenTensorHandle ret = fake_sentinel();
   expect_fail(conv2(x, w, NULL, ONE, 2, 1, NULL),
               "aoti_torch_cuda_convolution: the result pointer 'ret0' is "
               "NULL");
@@ -94,12 +65,12 @@ static void test_conv_null_and_dims(void **state) {
 
 static void test_conv_dtypes_devices(void **state) {
   (void)state;
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){2, 4, 8, 8}),
-                   xi = fake(I64, 4, (int64_t[]){2, 4, 8, 8}),
-                   w16 = fake(F16, 4, (int64_t[]){6, 4, 3, 3}),
-                   w = fake(F32, 4, (int64_t[]){6, 4, 3, 3}),
-                   b16 = fake(F16, 1, (int64_t[]){6}),
-                   xc = strided(F32, CPU, 4, (int64_t[]){2, 4, 8, 8},
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   xi = fake(I64, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   w16 = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){6, 4, 3, 3}),
+                   b16 = fake(F16, CUDA, 1, (int64_t[]){6}),
+                   xc = fake_strided(F32, CPU, 4, (int64_t[]){2, 4, 8, 8},
                                 (int64_t[]){256, 64, 8, 1});
   AtenTensorHandle ret = NULL;
   expect_fail(conv2(xi, w, NULL, ONE, 2, 1, &ret),
@@ -116,8 +87,8 @@ static void test_conv_dtypes_devices(void **state) {
 
 static void test_conv_lists(void **state) {
   (void)state;
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){2, 4, 8, 8}),
-                   w = fake(F32, 4, (int64_t[]){6, 4, 3, 3});
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){6, 4, 3, 3});
   AtenTensorHandle ret = NULL;
   const int64_t three[3] = {1, 1, 1}, neg[2] = {1, -1}, zero_st[2] = {1, 0};
   expect_fail(conv2(x, w, NULL, three, 3, 1, &ret),
@@ -138,7 +109,7 @@ static void test_conv_lists(void **state) {
                                           2, 0, ZERO, 2, 1, &ret),
               "'stride' is NULL with length 1");
   /* output_padding must be smaller than stride or dilation (transposed). */
-  AtenTensorHandle wt = fake(F32, 4, (int64_t[]){4, 3, 3, 3});
+  AtenTensorHandle wt = fake(F32, CUDA, 4, (int64_t[]){4, 3, 3, 3});
   const int64_t two[2] = {2, 2}, opad[2] = {1, 2};
   expect_fail(aoti_torch_cuda_convolution(x, wt, NULL, two, 2, ZERO, 2, ONE,
                                           2, 1, opad, 2, 1, &ret),
@@ -149,12 +120,12 @@ static void test_conv_lists(void **state) {
 
 static void test_conv_channels_groups(void **state) {
   (void)state;
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){2, 4, 8, 8}),
-                   w = fake(F32, 4, (int64_t[]){6, 3, 3, 3}),
-                   w5 = fake(F32, 4, (int64_t[]){5, 2, 3, 3}),
-                   wt = fake(F32, 4, (int64_t[]){5, 3, 3, 3}),
-                   wt_ok = fake(F32, 4, (int64_t[]){4, 3, 3, 3}),
-                   b = fake(F32, 1, (int64_t[]){7});
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){6, 3, 3, 3}),
+                   w5 = fake(F32, CUDA, 4, (int64_t[]){5, 2, 3, 3}),
+                   wt = fake(F32, CUDA, 4, (int64_t[]){5, 3, 3, 3}),
+                   wt_ok = fake(F32, CUDA, 4, (int64_t[]){4, 3, 3, 3}),
+                   b = fake(F32, CUDA, 1, (int64_t[]){7});
   AtenTensorHandle ret = NULL;
   expect_fail(conv2(x, w, NULL, ONE, 2, 2, &ret),
               "aoti_torch_cuda_convolution: weight has 3 input channels per "
@@ -171,7 +142,7 @@ static void test_conv_channels_groups(void **state) {
                                           ONE, 2, 1, ZERO, 2, 3, &ret),
               "input has 4 channels, not divisible by groups 3");
   /* Bias of the wrong size: 6 output channels (groups 1, weight [6, 4]). */
-  AtenTensorHandle w64 = fake(F32, 4, (int64_t[]){6, 4, 3, 3});
+  AtenTensorHandle w64 = fake(F32, CUDA, 4, (int64_t[]){6, 4, 3, 3});
   expect_fail(conv2(x, w64, &b, ONE, 2, 1, &ret),
               "'bias' must be 1-D with 6 values (the output channels), got "
               "[7]");
@@ -180,8 +151,8 @@ static void test_conv_channels_groups(void **state) {
 
 static void test_conv_kernel_too_big(void **state) {
   (void)state;
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){2, 4, 4, 8}),
-                   w = fake(F32, 4, (int64_t[]){6, 4, 5, 3});
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){2, 4, 4, 8}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){6, 4, 5, 3});
   AtenTensorHandle ret = NULL;
   expect_fail(conv2(x, w, NULL, ONE, 2, 1, &ret),
               "input size 4 (padded: 4) in spatial dim 0 is smaller than the "
@@ -194,9 +165,9 @@ static void test_conv_empty_batch(void **state) {
   /* N == 0: the result is allocated (zero bytes, no allocator call), no
    * cuDNN. An empty input is never channels-last (ATen's rule), but a
    * channels-last weight makes the result channels-last. */
-  AtenTensorHandle x = strided(F16, CUDA, 4, (int64_t[]){0, 4, 8, 8},
+  AtenTensorHandle x = fake_strided(F16, CUDA, 4, (int64_t[]){0, 4, 8, 8},
                                (int64_t[]){256, 1, 32, 4}),
-                   w = strided(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3},
+                   w = fake_strided(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3},
                                (int64_t[]){36, 1, 12, 4});
   AtenTensorHandle ret = NULL;
   const int64_t st[2] = {2, 2}, pd[2] = {1, 1};
@@ -229,8 +200,8 @@ static void test_plan_shapes(void **state) {
   (void)state;
   aotrun_fb_conv c;
   /* 2-D, stride 2, padding 1, dilation 2: (9 + 2 - 5) / 2 + 1 = 4. */
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){1, 4, 9, 9}),
-                   w = fake(F32, 4, (int64_t[]){8, 2, 3, 3});
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){1, 4, 9, 9}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){8, 2, 3, 3});
   plan(x, w, 0, (int64_t[]){2, 2}, (int64_t[]){1, 1}, (int64_t[]){2, 2},
        ZERO, 2, 2, &c);
   assert_int_equal(c.rd, 4);
@@ -239,7 +210,7 @@ static void test_plan_shapes(void **state) {
   assert_int_equal(c.out_sizes[3], 4);
   assert_int_equal(c.channels_last, 0);
   /* Transposed: (9 - 1) * 2 - 2 + 5 + 1 = 20 channels 3 * groups 2. */
-  AtenTensorHandle wt = fake(F32, 4, (int64_t[]){4, 3, 3, 3});
+  AtenTensorHandle wt = fake(F32, CUDA, 4, (int64_t[]){4, 3, 3, 3});
   plan(x, wt, 1, (int64_t[]){2, 2}, (int64_t[]){1, 1}, (int64_t[]){2, 2},
        (int64_t[]){1, 0}, 2, 2, &c);
   assert_int_equal(c.out_sizes[1], 6);
@@ -251,8 +222,8 @@ static void test_plan_shapes(void **state) {
 static void test_plan_1d_as_2d(void **state) {
   (void)state;
   aotrun_fb_conv c;
-  AtenTensorHandle x = fake(BF16, 3, (int64_t[]){2, 4, 10}),
-                   w = fake(BF16, 3, (int64_t[]){6, 4, 3});
+  AtenTensorHandle x = fake(BF16, CUDA, 3, (int64_t[]){2, 4, 10}),
+                   w = fake(BF16, CUDA, 3, (int64_t[]){6, 4, 3});
   plan(x, w, 0, (int64_t[]){2}, (int64_t[]){1}, (int64_t[]){1}, ZERO, 1, 1,
        &c);
   assert_int_equal(c.rd, 4);
@@ -269,7 +240,7 @@ static void test_plan_1d_as_2d(void **state) {
   assert_int_equal(c.ret_strides[2], 1);
   /* A permuted (N, L, C) input is made contiguous by ATen first: the
    * result stays contiguous. */
-  AtenTensorHandle xp = strided(BF16, CUDA, 3, (int64_t[]){2, 4, 10},
+  AtenTensorHandle xp = fake_strided(BF16, CUDA, 3, (int64_t[]){2, 4, 10},
                                 (int64_t[]){40, 1, 4});
   plan(xp, w, 0, ONE, ZERO, ONE, ZERO, 1, 1, &c);
   assert_int_equal(c.channels_last, 0);
@@ -279,11 +250,11 @@ static void test_plan_1d_as_2d(void **state) {
 static void test_plan_memory_format(void **state) {
   (void)state;
   aotrun_fb_conv c;
-  AtenTensorHandle x = fake(F16, 4, (int64_t[]){2, 4, 8, 8}),
-                   xcl = strided(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8},
+  AtenTensorHandle x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   xcl = fake_strided(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8},
                                  (int64_t[]){256, 1, 32, 4}),
-                   w = fake(F16, 4, (int64_t[]){6, 4, 3, 3}),
-                   wcl = strided(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3},
+                   w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3}),
+                   wcl = fake_strided(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3},
                                  (int64_t[]){36, 1, 12, 4});
   plan(x, w, 0, ONE, ZERO, ONE, ZERO, 2, 1, &c);
   assert_int_equal(c.channels_last, 0);
@@ -298,15 +269,15 @@ static void test_plan_memory_format(void **state) {
   plan(x, wcl, 0, ONE, ZERO, ONE, ZERO, 2, 1, &c); /* weight decides too */
   assert_int_equal(c.channels_last, 1);
   /* float64 never goes channels-last. */
-  AtenTensorHandle x64 = strided(F64, CUDA, 4, (int64_t[]){2, 4, 8, 8},
+  AtenTensorHandle x64 = fake_strided(F64, CUDA, 4, (int64_t[]){2, 4, 8, 8},
                                  (int64_t[]){256, 1, 32, 4}),
-                   w64 = fake(F64, 4, (int64_t[]){6, 4, 3, 3});
+                   w64 = fake(F64, CUDA, 4, (int64_t[]){6, 4, 3, 3});
   plan(x64, w64, 0, ONE, ZERO, ONE, ZERO, 2, 1, &c);
   assert_int_equal(c.channels_last, 0);
   /* 3-D: NDHWC. */
-  AtenTensorHandle x3 = strided(F32, CUDA, 5, (int64_t[]){1, 3, 4, 5, 6},
+  AtenTensorHandle x3 = fake_strided(F32, CUDA, 5, (int64_t[]){1, 3, 4, 5, 6},
                                 (int64_t[]){360, 1, 90, 18, 3}),
-                   w3 = fake(F32, 5, (int64_t[]){2, 3, 1, 1, 1});
+                   w3 = fake(F32, CUDA, 5, (int64_t[]){2, 3, 1, 1, 1});
   plan(x3, w3, 0, ONE, ZERO, ONE, ZERO, 3, 1, &c);
   assert_int_equal(c.channels_last, 1);
   assert_int_equal(c.ret_strides[1], 1);
@@ -336,10 +307,10 @@ static void test_cache_keys(void **state) {
   (void)state;
   aotrun_fb_conv_cache_clear();
   aotrun_fb_conv a, b;
-  AtenTensorHandle x = fake(F16, 4, (int64_t[]){2, 4, 8, 8}),
-                   xcl = strided(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8},
+  AtenTensorHandle x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   xcl = fake_strided(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8},
                                  (int64_t[]){256, 1, 32, 4}),
-                   w = fake(F16, 4, (int64_t[]){6, 4, 3, 3});
+                   w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
   plan(x, w, 0, ONE, ZERO, ONE, ZERO, 2, 1, &a);
   plan(x, w, 0, ONE, ZERO, ONE, ZERO, 2, 1, &b);
   aotrun_fb_conv_key ka, kb;
@@ -410,9 +381,9 @@ static void test_loader_missing_library(void **state) {
               "'libcudnn_aotrun_absent.so.9' (needed for convolutions)");
   expect_fail(aotrun_fb_cudnn_load(OP, &api), "AOTRUN_CUDNN_LIBRARY");
   /* The op itself reports it after its argument checks (no GPU needed). */
-  AtenTensorHandle x = fake(F32, 4, (int64_t[]){1, 2, 4, 4}),
-                   w = fake(F32, 4, (int64_t[]){3, 2, 3, 3});
-  AtenTensorHandle ret = (AtenTensorHandle)g_dummy;
+  AtenTensorHandle x = fake(F32, CUDA, 4, (int64_t[]){1, 2, 4, 4}),
+                   w = fake(F32, CUDA, 4, (int64_t[]){3, 2, 3, 3});
+  AtenTensorHandle ret = fake_sentinel();
   expect_fail(conv2(x, w, NULL, ONE, 2, 1, &ret),
               "cannot load the cuDNN library 'libcudnn_aotrun_absent.so.9'");
   assert_null(ret);
@@ -481,54 +452,54 @@ static void test_graph_descriptors_real_library(void **state) {
   const int64_t two[2] = {2, 2};
   /* fp16 channels-last 3x3 + bias (fused), grouped fp32, depthwise bf16,
    * transposed fp16 4x4 s2 (+ bias), a windowed transposed, fp64, 3-D. */
-  AtenTensorHandle x = strided(F16, CUDA, 4, (int64_t[]){2, 8, 8, 8},
+  AtenTensorHandle x = fake_strided(F16, CUDA, 4, (int64_t[]){2, 8, 8, 8},
                                (int64_t[]){512, 1, 64, 8}),
-                   w = strided(F16, CUDA, 4, (int64_t[]){16, 8, 3, 3},
+                   w = fake_strided(F16, CUDA, 4, (int64_t[]){16, 8, 3, 3},
                                (int64_t[]){72, 1, 24, 8}),
-                   b = fake(F16, 1, (int64_t[]){16});
+                   b = fake(F16, CUDA, 1, (int64_t[]){16});
   assert_int_equal(aotrun_fb_conv_args(OP, x, w, &b, ONE, 2, ONE, 2, ONE, 2,
                                        0, ZERO, 2, 1, &c),
                    AOTI_TORCH_SUCCESS);
   expect_real_graph(api, &c, 1, "fp16 NHWC 3x3 + fused bias");
   expect_real_graph(api, &c, 0, "fp16 NHWC 3x3");
-  AtenTensorHandle xg = fake(F32, 4, (int64_t[]){2, 8, 9, 9}),
-                   wg = fake(F32, 4, (int64_t[]){12, 2, 3, 3});
+  AtenTensorHandle xg = fake(F32, CUDA, 4, (int64_t[]){2, 8, 9, 9}),
+                   wg = fake(F32, CUDA, 4, (int64_t[]){12, 2, 3, 3});
   assert_int_equal(aotrun_fb_conv_args(OP, xg, wg, NULL, two, 2, ONE, 2, two,
                                        2, 0, ZERO, 2, 4, &c),
                    AOTI_TORCH_SUCCESS);
   expect_real_graph(api, &c, 0, "fp32 groups 4, stride 2, dilation 2");
-  AtenTensorHandle xd = strided(BF16, CUDA, 4, (int64_t[]){2, 8, 6, 6},
+  AtenTensorHandle xd = fake_strided(BF16, CUDA, 4, (int64_t[]){2, 8, 6, 6},
                                 (int64_t[]){288, 1, 48, 8}),
-                   wd = strided(BF16, CUDA, 4, (int64_t[]){8, 1, 3, 3},
+                   wd = fake_strided(BF16, CUDA, 4, (int64_t[]){8, 1, 3, 3},
                                 (int64_t[]){9, 1, 3, 1});
   assert_int_equal(aotrun_fb_conv_args(OP, xd, wd, NULL, ONE, 2, ONE, 2, ONE,
                                        2, 0, ZERO, 2, 8, &c),
                    AOTI_TORCH_SUCCESS);
   expect_real_graph(api, &c, 0, "bf16 NHWC depthwise");
-  AtenTensorHandle xt = fake(F16, 4, (int64_t[]){1, 8, 5, 5}),
-                   wt = fake(F16, 4, (int64_t[]){8, 4, 4, 4}),
-                   bt = fake(F16, 1, (int64_t[]){8});
+  AtenTensorHandle xt = fake(F16, CUDA, 4, (int64_t[]){1, 8, 5, 5}),
+                   wt = fake(F16, CUDA, 4, (int64_t[]){8, 4, 4, 4}),
+                   bt = fake(F16, CUDA, 1, (int64_t[]){8});
   assert_int_equal(aotrun_fb_conv_args(OP, xt, wt, &bt, two, 2, ONE, 2, ONE,
                                        2, 1, ZERO, 2, 2, &c),
                    AOTI_TORCH_SUCCESS);
   expect_real_graph(api, &c, 0, "fp16 transposed 4x4 s2 groups 2");
   expect_real_graph(api, &c, 1, "fp16 transposed 4x4 s2 groups 2 + bias");
-  AtenTensorHandle xw = fake(F32, 4, (int64_t[]){1, 4, 5, 5}),
-                   ww = fake(F32, 4, (int64_t[]){4, 3, 3, 3});
+  AtenTensorHandle xw = fake(F32, CUDA, 4, (int64_t[]){1, 4, 5, 5}),
+                   ww = fake(F32, CUDA, 4, (int64_t[]){4, 3, 3, 3});
   assert_int_equal(aotrun_fb_conv_args(OP, xw, ww, NULL, ONE, 2, ONE, 2, two,
                                        2, 1, ONE, 2, 1, &c),
                    AOTI_TORCH_SUCCESS);
   assert_true(c.windowed);
   expect_real_graph(api, &c, 0, "fp32 transposed, windowed dx");
-  AtenTensorHandle x64 = fake(F64, 4, (int64_t[]){2, 4, 8, 8}),
-                   w64 = fake(F64, 4, (int64_t[]){6, 4, 3, 3}),
-                   b64 = fake(F64, 1, (int64_t[]){6});
+  AtenTensorHandle x64 = fake(F64, CUDA, 4, (int64_t[]){2, 4, 8, 8}),
+                   w64 = fake(F64, CUDA, 4, (int64_t[]){6, 4, 3, 3}),
+                   b64 = fake(F64, CUDA, 1, (int64_t[]){6});
   assert_int_equal(aotrun_fb_conv_args(OP, x64, w64, &b64, ONE, 2, ONE, 2,
                                        ONE, 2, 0, ZERO, 2, 1, &c),
                    AOTI_TORCH_SUCCESS);
   expect_real_graph(api, &c, 1, "fp64 + fused bias");
-  AtenTensorHandle x3 = fake(F32, 5, (int64_t[]){1, 4, 6, 6, 6}),
-                   w3 = fake(F32, 5, (int64_t[]){2, 4, 3, 3, 3});
+  AtenTensorHandle x3 = fake(F32, CUDA, 5, (int64_t[]){1, 4, 6, 6, 6}),
+                   w3 = fake(F32, CUDA, 5, (int64_t[]){2, 4, 3, 3, 3});
   assert_int_equal(aotrun_fb_conv_args(OP, x3, w3, NULL, ONE, 1, ONE, 1, ONE,
                                        1, 0, ZERO, 1, 1, &c),
                    AOTI_TORCH_SUCCESS);

@@ -27,6 +27,7 @@
 #include "shim_lib/aotrun_shim.h"
 #include "shim_lib/fallback/conv_graph.h"
 #include "testing/fallback/fake_cudnn.h"
+#include "testing/fallback/fake_tensor.h"
 
 enum { F16 = 5, F32 = 6, F64 = 7, BF16 = 15, CUDA = 1 };
 static const char OP[] = "aoti_torch_cuda_convolution";
@@ -36,30 +37,8 @@ static fake_cudnn_control *ctl;
 static fake_cudnn_reset_fn fake_reset;
 static const aotrun_fb_cudnn_api *api;
 static cudnnHandle_t handle;
-static char g_dummy[64];
 
 /* ---- tensors and plans (the "CUDA" tensors are blobs never touched) ---- */
-
-static AtenTensorHandle strided(int32_t dtype, int64_t ndim,
-                                const int64_t *sizes, const int64_t *strides) {
-  AtenTensorHandle h = NULL;
-  assert_int_equal(aoti_torch_create_tensor_from_blob(g_dummy, ndim, sizes,
-                                                      strides, 0, dtype, CUDA,
-                                                      0, &h),
-                   AOTI_TORCH_SUCCESS);
-  return h;
-}
-
-static AtenTensorHandle dense(int32_t dtype, int64_t ndim,
-                              const int64_t *sizes) {
-  int64_t st[8];
-  int64_t s = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    st[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
-  }
-  return strided(dtype, ndim, sizes, st);
-}
 
 typedef struct conv_case {
   AtenTensorHandle x, w, b;
@@ -86,8 +65,8 @@ static const int64_t ONE[2] = {1, 1}, ZERO[2] = {0, 0}, TWO[2] = {2, 2};
 /* fp16 NCHW 3x3, padding 1, no bias: the plan tests' problem. */
 static void simple_case(conv_case *k, int32_t dtype) {
   memset(k, 0, sizeof *k);
-  k->x = dense(dtype, 4, (int64_t[]){2, 4, 8, 8});
-  k->w = dense(dtype, 4, (int64_t[]){6, 4, 3, 3});
+  k->x = fake(dtype, CUDA, 4, (int64_t[]){2, 4, 8, 8});
+  k->w = fake(dtype, CUDA, 4, (int64_t[]){6, 4, 3, 3});
   plan_conv(k, 0, 0, ONE, ONE, ONE, ZERO, 1);
 }
 
@@ -269,8 +248,8 @@ static void test_graph_forward_grouped(void **state) {
   (void)state;
   /* fp32 NCHW, groups 2, stride 2, padding 1, dilation 2: out 4x4. */
   conv_case k = {0};
-  k.x = dense(F32, 4, (int64_t[]){2, 4, 9, 9});
-  k.w = dense(F32, 4, (int64_t[]){8, 2, 3, 3});
+  k.x = fake(F32, CUDA, 4, (int64_t[]){2, 4, 9, 9});
+  k.w = fake(F32, CUDA, 4, (int64_t[]){8, 2, 3, 3});
   plan_conv(&k, 0, 0, TWO, ONE, TWO, ZERO, 2);
   aotrun_fb_conv_graph g;
   const int64_t align[4] = {16, 8, 4, 0};
@@ -319,9 +298,9 @@ static void test_graph_forward_grouped(void **state) {
 static void test_graph_depthwise_channels_last(void **state) {
   (void)state;
   conv_case k = {0};
-  k.x = strided(BF16, 4, (int64_t[]){2, 8, 6, 6},
+  k.x = fake_strided(BF16, CUDA, 4, (int64_t[]){2, 8, 6, 6},
                 (int64_t[]){288, 1, 48, 8});
-  k.w = strided(BF16, 4, (int64_t[]){8, 1, 3, 3}, (int64_t[]){9, 1, 3, 1});
+  k.w = fake_strided(BF16, CUDA, 4, (int64_t[]){8, 1, 3, 3}, (int64_t[]){9, 1, 3, 1});
   plan_conv(&k, 0, 0, ONE, ONE, ONE, ZERO, 8);
   assert_true(k.c.channels_last);
   aotrun_fb_conv_graph g;
@@ -342,8 +321,8 @@ static void test_graph_transposed(void **state) {
   (void)state;
   /* 4x4 stride 2 padding 1: out (5 - 1) * 2 - 2 + 4 = 10. */
   conv_case k = {0};
-  k.x = dense(F16, 4, (int64_t[]){1, 4, 5, 5});
-  k.w = dense(F16, 4, (int64_t[]){4, 3, 4, 4});
+  k.x = fake(F16, CUDA, 4, (int64_t[]){1, 4, 5, 5});
+  k.w = fake(F16, CUDA, 4, (int64_t[]){4, 3, 4, 4});
   plan_conv(&k, 0, 1, TWO, ONE, ONE, ZERO, 1);
   aotrun_fb_conv_graph g;
   int mark = build(&k.c, 0, (const int64_t[]){16, 16, 16, 0}, &g);
@@ -372,8 +351,8 @@ static void test_graph_transposed(void **state) {
   /* output_padding 1 >= stride 1 (below dilation 2): the windowed plan's
    * full dx, (5 - 1) + 2 * 2 + 1 = 9, with padding 0 (conv_transposed.c). */
   memset(&k, 0, sizeof k);
-  k.x = dense(F32, 4, (int64_t[]){1, 4, 5, 5});
-  k.w = dense(F32, 4, (int64_t[]){4, 3, 3, 3});
+  k.x = fake(F32, CUDA, 4, (int64_t[]){1, 4, 5, 5});
+  k.w = fake(F32, CUDA, 4, (int64_t[]){4, 3, 3, 3});
   plan_conv(&k, 0, 1, ONE, ONE, TWO, ONE, 1);
   assert_true(k.c.windowed);
   mark = build(&k.c, 0, (const int64_t[]){16, 16, 16, 0}, &g);
@@ -388,9 +367,9 @@ static void test_graph_transposed(void **state) {
 static void test_graph_bias_fused(void **state) {
   (void)state;
   conv_case k = {0};
-  k.x = strided(F16, 4, (int64_t[]){2, 4, 8, 8}, (int64_t[]){256, 1, 32, 4});
-  k.w = strided(F16, 4, (int64_t[]){6, 4, 3, 3}, (int64_t[]){36, 1, 12, 4});
-  k.b = dense(F16, 1, (int64_t[]){6});
+  k.x = fake_strided(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8}, (int64_t[]){256, 1, 32, 4});
+  k.w = fake_strided(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3}, (int64_t[]){36, 1, 12, 4});
+  k.b = fake(F16, CUDA, 1, (int64_t[]){6});
   plan_conv(&k, 1, 0, ONE, ONE, ONE, ZERO, 1);
   aotrun_fb_conv_graph g;
   int mark = build(&k.c, 1, (const int64_t[]){16, 16, 16, 2}, &g);
@@ -732,9 +711,9 @@ static void test_plan_no_engine_falls_back_to_legacy(void **state) {
 static void test_plan_bias(void **state) {
   (void)state;
   conv_case k = {0};
-  k.x = dense(F16, 4, (int64_t[]){2, 4, 8, 8});
-  k.w = dense(F16, 4, (int64_t[]){6, 4, 3, 3});
-  k.b = dense(F16, 1, (int64_t[]){6});
+  k.x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
+  k.w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
+  k.b = fake(F16, CUDA, 1, (int64_t[]){6});
   plan_conv(&k, 1, 0, ONE, ONE, ONE, ZERO, 1);
   fake_timer t = {{0}, 0};
   /* The fused graph has an engine: the bias is part of the plan. */
@@ -758,9 +737,9 @@ static void test_plan_bias(void **state) {
   /* A windowed transposed plan never fuses (the zeros past dx's end get
    * the bias from the kernel after the window copy). */
   memset(&k, 0, sizeof k);
-  k.x = dense(F32, 4, (int64_t[]){1, 4, 5, 5});
-  k.w = dense(F32, 4, (int64_t[]){4, 3, 3, 3});
-  k.b = dense(F32, 1, (int64_t[]){3});
+  k.x = fake(F32, CUDA, 4, (int64_t[]){1, 4, 5, 5});
+  k.w = fake(F32, CUDA, 4, (int64_t[]){4, 3, 3, 3});
+  k.b = fake(F32, CUDA, 1, (int64_t[]){3});
   plan_conv(&k, 1, 1, ONE, ONE, TWO, ONE, 1);
   assert_true(k.c.windowed);
   set_source(&ctl->fused_a, 1, 30);
@@ -777,9 +756,9 @@ static void test_plan_bias(void **state) {
 static void test_execute_variant_pack(void **state) {
   (void)state;
   conv_case k = {0};
-  k.x = dense(F16, 4, (int64_t[]){2, 4, 8, 8});
-  k.w = dense(F16, 4, (int64_t[]){6, 4, 3, 3});
-  k.b = dense(F16, 1, (int64_t[]){6});
+  k.x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
+  k.w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
+  k.b = fake(F16, CUDA, 1, (int64_t[]){6});
   plan_conv(&k, 1, 0, ONE, ONE, ONE, ZERO, 1);
   set_source(&ctl->fused_a, 1, 30);
   fake_timer t = {{0}, 0};
