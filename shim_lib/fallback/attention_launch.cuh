@@ -1,0 +1,30 @@
+// attention_launch.cuh: the host-side launch helper the attention kernels
+// share (attention_kernels.cu, attention_f32.cu). CUDA C++; included only
+// by .cu files.
+#ifndef AOTRUN_ATTENTION_LAUNCH_CUH
+#define AOTRUN_ATTENTION_LAUNCH_CUH
+
+#include <cuda_runtime.h>
+
+namespace aotrun_attn_launch {
+
+// Raises a kernel's dynamic shared memory limit once per device (a bit
+// per device in *done, one word per kernel; a race only repeats the call).
+template <typename K>
+inline cudaError_t allow_smem(K kernel, size_t smem,
+                              unsigned long long *done) {
+  if (smem <= 48 * 1024) return cudaSuccess;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = 1ull << (dev & 63);
+  if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)smem);
+  if (e == cudaSuccess) __atomic_fetch_or(done, bit, __ATOMIC_ACQ_REL);
+  return e;
+}
+
+}  // namespace aotrun_attn_launch
+
+#endif  // AOTRUN_ATTENTION_LAUNCH_CUH
