@@ -84,6 +84,14 @@ AOTRUN_SHIM_API void aotrun_shim_set_thread_allocator(
  * it synchronises the device. Returns the bytes released. */
 AOTRUN_SHIM_API size_t aotrun_shim_release_cached_memory(int32_t device);
 
+/* Reads again which implementation the fallback ops run where two exist
+ * (AOTRUN_ATTN_TC=narrow, AOTRUN_ATTN_F32=simt, AOTRUN_CONV_API=legacy pick
+ * the older kernels; docs/fallback-ops.md). The shim reads them once, at
+ * the first op that asks; a process that changes them later (a benchmark
+ * timing both kernels) calls this after setenv. Not while another thread
+ * calls setenv. */
+AOTRUN_SHIM_API void aotrun_shim_read_kernel_options(void);
+
 /* Frees what the shim keeps for the whole process: the cuBLAS / cuBLASLt
  * and cuDNN handles of every thread, the per-stream cuBLAS workspaces, the
  * GEMM and convolution algorithm caches, the random generators' device

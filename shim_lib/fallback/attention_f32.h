@@ -1,14 +1,10 @@
 /*
  * attention_f32.h: the register-tiled float32 fused attention forward
  * (attention_f32.cu). Same parameters, preconditions and results as
- * aotrun_fb_attention (attention_kernels.h) for float32; a second
- * implementation beside attention_kernels.cu's SIMT float32 kernel, which
- * stays the default until this one is measured on a GPU.
- *
- * Selection (aotrun_fb_attention's dispatch, attention_kernels.cu):
- * AOTRUN_ATTN_F32=tiled runs float32 attention on this kernel; unset or any
- * other value, on the default one. The variable is read at each call (a
- * getenv, negligible next to an attention), so one process can time both.
+ * aotrun_fb_attention (attention_kernels.h) for float32, and the default
+ * float32 kernel: 0.82-0.99x ATen's time where attention_kernels.cu's SIMT
+ * kernel took 5.9-9.4x (H100, docs/gpu-results.md). AOTRUN_ATTN_F32=simt
+ * selects the SIMT kernel instead (kernel_options.h).
  */
 #ifndef AOTRUN_ATTENTION_F32_H
 #define AOTRUN_ATTENTION_F32_H
@@ -26,10 +22,6 @@ extern "C" {
  * any CUDA call); B * Hq * L == 0 launches nothing. */
 AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_attention_f32_tiled(
     const aotrun_fb_attn_params *p, cudaStream_t stream);
-
-/* 1 when AOTRUN_ATTN_F32 is exactly "tiled" (read now), else 0
- * (attention_f32_select.c). */
-AOTRUN_FB_HIDDEN int aotrun_fb_attn_f32_tiled_enabled(void);
 
 #ifdef __cplusplus
 }

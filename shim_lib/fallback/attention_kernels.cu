@@ -25,6 +25,7 @@
 #include "shim_lib/fallback/attention_kernels.h"
 #include "shim_lib/fallback/attention_tc.cuh"
 #include "shim_lib/fallback/attention_wide.h"
+#include "shim_lib/fallback/kernel_options.h"
 #include "shim_lib/fallback/attention_launch.cuh"
 
 namespace {
@@ -428,7 +429,8 @@ cudaError_t launch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
 
 template <typename T>
 cudaError_t dispatch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
-  // AOTRUN_ATTN_TC=wide: attention_wide.cu's 128-query tiles (D <= 128).
+  // attention_wide.cu's 128-query tiles (D <= 128) unless
+  // AOTRUN_ATTN_TC=narrow (kernel_options.h).
   if (p.D <= AOTRUN_FB_ATTN_WIDE_MAX_D && aotrun_fb_attn_tc_wide_enabled())
     return aotrun_fb_attention_wide(&p, stream);
   if (p.D <= 64) return launch_tc<T, 64, 64, 4, true>(p, stream);
@@ -464,7 +466,7 @@ extern "C" cudaError_t aotrun_fb_attention(const aotrun_fb_attn_params *p,
   switch (p->dtype) {
     case 15: return dispatch_tc<Bf16>(*p, stream);
     case 5: return dispatch_tc<F16>(*p, stream);
-    case 6:  // AOTRUN_ATTN_F32=tiled: attention_f32.cu's register tiles
+    case 6:  // attention_f32.cu's register tiles unless AOTRUN_ATTN_F32=simt
       return aotrun_fb_attn_f32_tiled_enabled()
                  ? aotrun_fb_attention_f32_tiled(p, stream)
                  : dispatch_f32(*p, stream);

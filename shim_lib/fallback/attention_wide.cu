@@ -1,5 +1,5 @@
-// attention_wide.cu: the opt-in "wide" tensor-core attention forward
-// (attention_wide.h; AOTRUN_ATTN_TC=wide), float16 / bfloat16, D <= 128.
+// attention_wide.cu: the "wide" tensor-core attention forward, the default
+// for float16 / bfloat16 with D <= 128 (attention_wide.h).
 // Same results and contract as attention_kernels.cu's attn_fwd_tc; what
 // differs is the work per warp and the pipeline:
 // - a block owns BM = 128 queries of one (batch, head) with 4 warps; warp w

@@ -1,8 +1,9 @@
 /*
- * attention_wide.h: the opt-in "wide" tensor-core attention forward
- * (attention_wide.cu) for float16 / bfloat16 and head dims <= 128, selected
- * with AOTRUN_ATTN_TC=wide. Same contract as aotrun_fb_attention
- * (attention_kernels.h); attention_kernels.cu's dispatch calls it.
+ * attention_wide.h: the "wide" tensor-core attention forward
+ * (attention_wide.cu), the default for float16 / bfloat16 and head dims
+ * <= 128 (AOTRUN_ATTN_TC=narrow selects the 64-query kernel of
+ * attention_kernels.cu instead; kernel_options.h). Same contract as
+ * aotrun_fb_attention (attention_kernels.h), whose dispatch calls it.
  *
  * Design: 128 queries per block of 4 warps, each warp 32 query rows (two
  * m16 row groups sharing every K/V fragment it reads from shared memory);
@@ -22,14 +23,9 @@
 extern "C" {
 #endif
 
-/* Largest head dim the wide kernel takes; larger ones keep the default
- * kernel even with AOTRUN_ATTN_TC=wide. */
+/* Largest head dim the wide kernel takes; larger ones run on the 64-query
+ * kernel. */
 #define AOTRUN_FB_ATTN_WIDE_MAX_D 128
-
-/* 1 when AOTRUN_ATTN_TC is "wide" (exactly), else 0. Read at each call (a
- * getenv, negligible next to an attention) so that one process can time
- * both kernels. */
-AOTRUN_FB_HIDDEN int aotrun_fb_attn_tc_wide_enabled(void);
 
 /* Queues the forward on stream: float16 / bfloat16 (p->dtype 5 / 15) and
  * 1 <= D <= AOTRUN_FB_ATTN_WIDE_MAX_D, else cudaErrorInvalidValue. The

@@ -11,9 +11,9 @@
  *
  * cudnn_loader.c opens libcudnn.so.9 with dlopen at the first convolution
  * (libaotrun_shim.so does not link cuDNN). conv_cache.c keeps the algorithm
- * chosen per shape / dtype / layout key. conv_run.c runs it. With
- * AOTRUN_CONV_API=graph cuDNN's part runs on the backend (graph) API
- * instead (conv_graph.h), falling back to the legacy API per key.
+ * chosen per shape / dtype / layout key. conv_run.c runs it: cuDNN's part
+ * on the backend (graph) API (conv_graph.h), falling back to the legacy
+ * API per key; AOTRUN_CONV_API=legacy keeps it on the legacy API.
  *
  * CUDA graphs: the first call for a key (outside a capture) benchmarks the
  * algorithms with cudnnFind*AlgorithmEx, which runs kernels and synchronises;

@@ -1,8 +1,9 @@
 /*
  * conv_graph.h: aoti_torch_cuda_convolution on cuDNN 9's backend (graph)
- * API, the second implementation next to the legacy one (conv_run.c).
- * Opt-in: AOTRUN_CONV_API=graph (default legacy until it is measured on a
- * GPU; docs/benchmarks.md).
+ * API, the default; the legacy one (conv_run.c) runs keys without a graph
+ * plan, or every key with AOTRUN_CONV_API=legacy (kernel_options.h).
+ * Measured on an H100: 0.11-0.89x ATen's time where the legacy API took
+ * 1.3-8x (docs/gpu-results.md).
  *
  * Why: the legacy API's algorithm list (cudnnFind*AlgorithmEx) lacks the
  * engines that torch reaches through the graph API (engine heuristics,
@@ -164,10 +165,6 @@ AOTRUN_FB_HIDDEN cudnnStatus_t aotrun_fb_conv_graph_execute(
     const aotrun_fb_cudnn_api *api, cudnnHandle_t handle,
     const aotrun_fb_conv_gplan *p, const void *x, const void *w, void *y,
     const void *bias, void *workspace);
-
-/* AOTRUN_CONV_API=graph, read at each call (a getenv, negligible next to
- * a convolution) so a process can compare both paths. */
-AOTRUN_FB_HIDDEN int aotrun_fb_conv_graph_enabled(void);
 
 /* Runs cuDNN's part of the convolution (conv_run.c prepared the dense
  * operands; y is cuDNN's output) through the graph API. *ran is 0 when this

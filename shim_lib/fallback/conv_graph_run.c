@@ -14,11 +14,6 @@
 #define WORKSPACE_LIMIT ((size_t)1 << 30)
 #define TIMED_RUNS 3
 
-int aotrun_fb_conv_graph_enabled(void) {
-  const char *v = getenv("AOTRUN_CONV_API");
-  return v != NULL && strcmp(v, "graph") == 0;
-}
-
 /* ---- one cuDNN handle per device for the graph path ----
  * Plans are finalized with a handle and cached for the process, so they
  * must not outlive it: a thread's own handle (conv_run.c) dies with the

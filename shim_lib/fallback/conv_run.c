@@ -1,12 +1,13 @@
 /* conv_run.c: runs a planned convolution (conv.h) with cuDNN's legacy API:
  * cudnnConvolutionForward, or cudnnConvolutionBackwardData for a transposed
  * convolution (its input is the "dy" of a forward convolution whose input
- * "dx" is our result), then the bias per channel (conv_bias.cu). With
- * AOTRUN_CONV_API=graph, cuDNN's part goes to the backend graph API
+ * "dx" is our result), then the bias per channel (conv_bias.cu). Unless
+ * AOTRUN_CONV_API=legacy, cuDNN's part goes to the backend graph API first
  * (conv_graph_run.c) on the same prepared operands, which may fuse the
  * bias; a key it has no plan for comes back here. */
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "shim_lib/fallback/conv_graph.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/fallback_temp.h"
+#include "shim_lib/fallback/kernel_options.h"
 #include "shim_lib/fallback/thread_blocks.h"
 
 #define MAX_DEVICES 64
@@ -241,12 +243,15 @@ static cudnnStatus_t workspace_size(const aotrun_fb_conv *c,
 
 /* AOTRUN_CONV_LOG=1: one stderr line per algorithm choice. */
 int aotrun_fb_conv_log_enabled(void) {
-  static int state = -1; /* benign race: every thread computes the same */
-  if (state < 0) {
+  /* -1 unread; two first callers compute and store the same value. */
+  static atomic_int state = -1;
+  int s = atomic_load_explicit(&state, memory_order_relaxed);
+  if (s < 0) {
     const char *v = getenv("AOTRUN_CONV_LOG");
-    state = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    s = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    atomic_store_explicit(&state, s, memory_order_relaxed);
   }
-  return state;
+  return s;
 }
 
 /* The workspace cudnnFind* gets: the largest workspace any algorithm of
@@ -516,8 +521,9 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
     if (err) return err;
   }
 
-  /* AOTRUN_CONV_API=graph: the backend API, which may fuse the bias; a
-   * key it has no plan for (logged once) runs on the legacy API. */
+  /* The backend (graph) API unless AOTRUN_CONV_API=legacy; it may fuse
+   * the bias. A key it has no plan for (logged once) runs on the legacy
+   * API. */
   int ran = 0, bias_done = 0;
   if (aotrun_fb_conv_graph_enabled())
     err = aotrun_fb_conv_graph_run(c, api, temps, stream, x, w, y, bias, what,

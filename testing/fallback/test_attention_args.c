@@ -5,9 +5,9 @@
  * options, NULL result pointers; every message names the op, the argument
  * and the values. Runs without a GPU: the "CUDA" tensors are never-owning
  * blobs over host memory that is never touched, since every check runs
- * before any CUDA call. Also the AOTRUN_ATTN_TC=wide and AOTRUN_ATTN_F32=tiled
- * switches (read at each call), the wide kernel's refusals and the tiled
- * float32 kernel's argument checks. The output-geometry test needs a GPU
+ * before any CUDA call. Also the wide kernel's refusals and the tiled
+ * float32 kernel's argument checks (the choice between kernels:
+ * test_kernel_options.c). The output-geometry test needs a GPU
  * and skips, saying why, without one. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,24 +299,6 @@ static void check_desc(AtenTensorHandle h, int64_t ndim, const int64_t *sizes,
     fail_msg("%s: device type %d, want %d", what, dv, device_type);
 }
 
-static void test_tc_kernel_selection(void **state) {
-  (void)state;
-  /* AOTRUN_ATTN_TC is read at each call: the default kernel unless it
-   * says wide (exactly). */
-  unsetenv("AOTRUN_ATTN_TC");
-  assert_false(aotrun_fb_attn_tc_wide_enabled());
-  setenv("AOTRUN_ATTN_TC", "wide", 1);
-  assert_true(aotrun_fb_attn_tc_wide_enabled());
-  setenv("AOTRUN_ATTN_TC", "default", 1);
-  assert_false(aotrun_fb_attn_tc_wide_enabled());
-  setenv("AOTRUN_ATTN_TC", "WIDE", 1);
-  assert_false(aotrun_fb_attn_tc_wide_enabled());
-  setenv("AOTRUN_ATTN_TC", "", 1);
-  assert_false(aotrun_fb_attn_tc_wide_enabled());
-  unsetenv("AOTRUN_ATTN_TC");
-  assert_false(aotrun_fb_attn_tc_wide_enabled());
-}
-
 static void test_tc_wide_refuses_uncovered(void **state) {
   (void)state;
   /* The wide entry takes float16/bfloat16 with D <= 128 only; it refuses
@@ -332,26 +314,6 @@ static void test_tc_wide_refuses_uncovered(void **state) {
   p.D = 64;
   p.dtype = F32;
   assert_int_equal(aotrun_fb_attention_wide(&p, NULL), cudaErrorInvalidValue);
-}
-
-static void test_f32_kernel_selection(void **state) {
-  (void)state;
-  /* AOTRUN_ATTN_F32 is read at each call: the tiled float32 kernel only
-   * when it says tiled (exactly). */
-  unsetenv("AOTRUN_ATTN_F32");
-  assert_false(aotrun_fb_attn_f32_tiled_enabled());
-  setenv("AOTRUN_ATTN_F32", "tiled", 1);
-  assert_true(aotrun_fb_attn_f32_tiled_enabled());
-  setenv("AOTRUN_ATTN_F32", "default", 1);
-  assert_false(aotrun_fb_attn_f32_tiled_enabled());
-  setenv("AOTRUN_ATTN_F32", "TILED", 1);
-  assert_false(aotrun_fb_attn_f32_tiled_enabled());
-  setenv("AOTRUN_ATTN_F32", "", 1);
-  assert_false(aotrun_fb_attn_f32_tiled_enabled());
-  setenv("AOTRUN_ATTN_F32", "tiled", 1);
-  assert_true(aotrun_fb_attn_f32_tiled_enabled());
-  unsetenv("AOTRUN_ATTN_F32");
-  assert_false(aotrun_fb_attn_f32_tiled_enabled());
 }
 
 /* A float32 problem both float32 kernels would run (its pointers are
@@ -445,9 +407,7 @@ int main(void) {
       cmocka_unit_test(test_dropout_and_debug_mask),
       cmocka_unit_test(test_bias_shape),
       cmocka_unit_test(test_forward_ops_options),
-      cmocka_unit_test(test_tc_kernel_selection),
       cmocka_unit_test(test_tc_wide_refuses_uncovered),
-      cmocka_unit_test(test_f32_kernel_selection),
       cmocka_unit_test(test_f32_tiled_preconditions),
       cmocka_unit_test(test_output_geometry_gpu),
   };

@@ -841,20 +841,6 @@ static void test_cache_bound_and_frees(void **state) {
   free_case(&k);
 }
 
-static void test_api_selection(void **state) {
-  (void)state;
-  /* AOTRUN_CONV_API is read at each call: legacy unless it says graph. */
-  unsetenv("AOTRUN_CONV_API");
-  assert_false(aotrun_fb_conv_graph_enabled());
-  setenv("AOTRUN_CONV_API", "graph", 1);
-  assert_true(aotrun_fb_conv_graph_enabled());
-  setenv("AOTRUN_CONV_API", "legacy", 1);
-  assert_false(aotrun_fb_conv_graph_enabled());
-  setenv("AOTRUN_CONV_API", "GRAPH", 1);
-  assert_false(aotrun_fb_conv_graph_enabled());
-  unsetenv("AOTRUN_CONV_API");
-}
-
 static void test_keys(void **state) {
   (void)state;
   conv_case k;
@@ -896,7 +882,6 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup(test_execute_variant_pack, each_setup),
       cmocka_unit_test_setup(test_cache_bound_and_frees, each_setup),
       cmocka_unit_test_setup(test_keys, each_setup),
-      cmocka_unit_test_setup(test_api_selection, each_setup),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -16,7 +16,8 @@ Both callables queue work on the current stream (the harness's stream) and
 are timed with CUDA events: median of many calls after warm-up, inputs
 reused (sizes are chosen to exceed the 60 MB L2 where it matters).
 
-Optional keys: "env", environment variables set while "aotrun" is timed;
+Optional keys: "env", environment variables set while "aotrun" is timed
+(Shim.kernel_options: the shim re-reads its kernel choice);
 "variants", a list of {"label", "fn", "env"}: other aotrun configurations
 of the same call, timed the same way (their warm-up calls include any
 first-call work), reported in the JSON as "variants_us" and in the table's
@@ -25,7 +26,6 @@ legacy and the graph cuDNN paths side by side (AOTRUN_CONV_API).
 """
 
 import argparse
-import contextlib
 import glob
 import importlib.util
 import json
@@ -58,22 +58,6 @@ def time_us(fn, warmup=10, reps=50):
         b.synchronize()
         times.append(a.elapsed_time(b) * 1000.0)
     return statistics.median(times)
-
-
-@contextlib.contextmanager
-def environment(values):
-    """Sets the variables in `values` for the block, then restores them
-    (the shim reads some, e.g. AOTRUN_CONV_API, at each call)."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def copy_bandwidth():
@@ -116,11 +100,11 @@ def main():
                          if k not in ("aotrun", "aten", "variants", "env")}
                     r["family"] = fam
                     try:
-                        with environment(c.get("env", {})):
+                        with shim.kernel_options(c.get("env", {})):
                             r["aotrun_us"] = round(time_us(c["aotrun"]), 1)
                         r["aten_us"] = round(time_us(c["aten"]), 1)
                         for v in c.get("variants", ()):
-                            with environment(v.get("env", {})):
+                            with shim.kernel_options(v.get("env", {})):
                                 r.setdefault("variants_us", {})[v["label"]] = round(
                                     time_us(v["fn"]), 1)
                         if c.get("bytes"):

@@ -30,21 +30,15 @@
 # Part "warmup" (opt-in) runs testing/gpu/test_warm_up_run.py; part
 # "kernels" (opt-in, with "export" or "e2e") tables each kernel's GPU time
 # for aotrun and eager (testing/gpu/profile_kernels.py).
-# Part "conv_graph" (not in the default) runs test_conv_args (the graph
-# path's operation graphs finalized by the real cuDNN with a handle) and the
-# convolution tests on both cuDNN paths (AOTRUN_CONV_API=legacy and graph)
-# against eager, counted with the unit tests, and times legacy, graph and
-# torch side by side ($OUT/bench_conv.md); part "ops" leaves the graph-path
-# conv tests to it.
-# Part "attn_wide" (not in the default) runs test_attention.py's tc_wide
-# cases (the wide tensor-core kernel, AOTRUN_ATTN_TC=wide) against eager,
-# counted with the unit tests, and times default, wide and torch side by
-# side ($OUT/bench_attention.md); part "ops" leaves the tc_wide cases to it.
-# Part "attn_f32" (not in the default) runs test_attention.py's
-# float32_tiled cases (the tiled float32 kernel, AOTRUN_ATTN_F32=tiled)
-# against the float64 reference and eager, counted with the unit tests, and
-# times it likewise; part "ops" leaves them to it. Both parts in one call
-# share one benchmark run.
+# Part "ops" runs the convolution and attention tests on both kernels of
+# each (kernel_options.h: the defaults and AOTRUN_CONV_API=legacy,
+# AOTRUN_ATTN_TC=narrow, AOTRUN_ATTN_F32=simt).
+# Part "conv_bench" (not in the default) runs test_conv_args (the graph
+# path's operation graphs finalized by the real cuDNN with a handle) and
+# times the graph API (default), the legacy API and torch side by side
+# ($OUT/bench_conv.md).
+# Part "attn_bench" (not in the default) times the default attention
+# kernels, the older ones and torch side by side ($OUT/bench_attention.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -125,50 +119,31 @@ fi
 # (pytest-timeout: a hung kernel fails its test instead of the whole run.)
 if part ops; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 420 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops -k "not graph_api and not tc_wide and not float32_tiled" ${AOTRUN_GPU_OPS_ARGS:-} \
+  -p no:cacheprovider --timeout 120 testing/gpu/ops ${AOTRUN_GPU_OPS_ARGS:-} \
   > "$W/logs/ops_vs_torch.log" 2>&1
 add_pytest "$W/logs/ops_vs_torch.log"
 echo "ops vs torch: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
 fi
-# 2b'. Convolution on both cuDNN paths (opt-in: AOTRUN_GPU_PARTS=conv_graph):
-# test_conv.py with legacy and graph ids (the graph path's first call per
-# shape finalizes and benchmarks up to 8 plans, some runtime-compiled), then
-# bench_fallbacks.py --only conv: aotrun legacy, aotrun graph and torch per
-# case in one process. AOTRUN_CONV_LOG=1 logs each plan chosen (engine,
-# workspace, benchmarked or heuristic) into the logs.
-if part conv_graph; then
+# 2b'. Convolution on both cuDNN paths (opt-in: AOTRUN_GPU_PARTS=conv_bench):
+# bench_fallbacks.py --only conv: aotrun graph (default), aotrun legacy and
+# torch per case in one process. AOTRUN_CONV_LOG=1 logs each plan chosen
+# (engine, workspace, benchmarked or heuristic) into the logs.
+if part conv_bench; then
 # test_conv_args with a GPU and the real cuDNN: the graph path's operation
 # graphs must finalize with a handle (without a GPU only the descriptors can).
 unit_run test_conv_args test_conv_args
 grep -E 'finalized|skipped' "$W/logs/test_conv_args.log"
-AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 380 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 240 testing/gpu/ops/test_conv.py \
-  > "$W/logs/conv_graph_vs_torch.log" 2>&1
-add_pytest "$W/logs/conv_graph_vs_torch.log"
-echo "convolution, legacy and graph APIs vs torch: ${line:-no pytest summary}"
-grep -E '^(FAILED|ERROR)' "$W/logs/conv_graph_vs_torch.log" | head -n 30
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 150 python3 testing/gpu/bench_fallbacks.py \
   --only conv "$OUT/bench_conv.json" "$OUT/bench_conv.md" > "$W/logs/bench_conv.log" 2>&1 ||
   echo "bench conv failed: $(tail -n 3 "$W/logs/bench_conv.log")"
 grep -E '^\| convolution' "$OUT/bench_conv.md"
 fi
-# 2b''. The opt-in attention kernels against eager (AOTRUN_GPU_PARTS=
-# attn_wide: the tc_wide ids, AOTRUN_ATTN_TC=wide; attn_f32: the
-# float32_tiled ids, AOTRUN_ATTN_F32=tiled; part "ops" runs the default
-# kernels' cases), then bench_fallbacks.py --only attention once: aotrun
-# default, the variants "tc wide" and "f32 tiled", and torch per case in one
-# process ($OUT/bench_attention.md).
-if part attn_wide || part attn_f32; then
-attn_k=""
-part attn_wide && attn_k="tc_wide"
-part attn_f32 && attn_k="${attn_k:+$attn_k or }float32_tiled"
-AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 400 python3 -m pytest -q -rs \
-  -p no:cacheprovider --timeout 120 testing/gpu/ops/test_attention.py -k "$attn_k" \
-  > "$W/logs/attn_variants_vs_torch.log" 2>&1
-add_pytest "$W/logs/attn_variants_vs_torch.log"
-echo "attention, opt-in kernels ($attn_k) vs torch: ${line:-no pytest summary}"
-grep -E '^(FAILED|ERROR)' "$W/logs/attn_variants_vs_torch.log" | head -n 30
+# 2b''. The attention kernels side by side (AOTRUN_GPU_PARTS=attn_bench):
+# bench_fallbacks.py --only attention: aotrun's defaults, the variants "tc
+# narrow" and "f32 simt", and torch per case in one process
+# ($OUT/bench_attention.md).
+if part attn_bench; then
 AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
   --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
   > "$W/logs/bench_attention.log" 2>&1 ||

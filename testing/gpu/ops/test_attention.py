@@ -20,20 +20,21 @@ whose bias is all -inf (ATen: 0, lse -inf); custom scale; q/k/v strided
 views of a packed qkv tensor and a non-contiguous last dim; a CUDA graph
 capture replayed with new inputs.
 
-Both tensor-core kernels: every float16/bfloat16 case runs on the default
-kernel (ids [tc_default-...]) and on the wide one (AOTRUN_ATTN_TC=wide, ids
-[tc_wide-...]; select with -k tc_wide). The tile-edge tests stress the
-wide kernel's 128-query blocks (32 rows per warp) and 32/64-key steps: every
+Both tensor-core kernels: every float16/bfloat16 case runs on the default,
+wide kernel (ids [tc_wide-...]) and on the 64-query one
+(AOTRUN_ATTN_TC=narrow, ids [tc_narrow-...]; select with -k tc_narrow). The
+tile-edge tests stress the wide kernel's 128-query blocks (32 rows per warp) and 32/64-key steps: every
 (L, S) pair of 1, 33, 65, 80, 96, 127, 129, 255 under each causal alignment;
 head dims 8 to 256 (each class); GQA with L != S; biases dense, padded to 8
 keys, broadcast over batch / heads / rows / keys and misaligned; q/k/v rows
 not 16-byte aligned and odd output strides (element loads and stores).
 
-Both float32 kernels: every float32 case runs on the default SIMT kernel
-(ids [...float32...]) and on the register-tiled one (AOTRUN_ATTN_F32=tiled,
-read by the shim at each call; ids [...float32_tiled...], marker f32_tiled:
-select with -k float32_tiled or -m f32_tiled); float32 ignores
-AOTRUN_ATTN_TC, so its tc_wide copies are deselected (conftest.py). test_f32_edges and the float32
+Both float32 kernels: every float32 case runs on the SIMT kernel
+(AOTRUN_ATTN_F32=simt; ids [...float32...]) and on the default,
+register-tiled one (ids [...float32_tiled...], marker f32_tiled: select with
+-k float32_tiled or -m f32_tiled); the shim re-reads its choice at each
+switch (Shim.kernel_options). float32 ignores AOTRUN_ATTN_TC, so its
+tc_narrow copies are deselected (conftest.py). test_f32_edges and the float32
 rows of the tile-edge tests stress the tiled kernel's 64-query blocks,
 64-key steps (32 for head dims over 128) and 64 / 128 / 256 head-dim
 paddings: counts off the tiles, head dims 1 to 256, GQA, each causal mode
@@ -43,7 +44,6 @@ unaligned rows (element loads).
 
 import ctypes
 import math
-import os
 
 import pytest
 
@@ -74,39 +74,28 @@ LSE_ATOL = {"float16": 1e-3, "bfloat16": 1e-3, "float32": 5e-5}
 INF = float("inf")
 
 
-@pytest.fixture(autouse=True, params=["default", "wide"],
-                ids=["tc_default", "tc_wide"])
-def tc_kernel(request):
+@pytest.fixture(autouse=True, params=["wide", "narrow"],
+                ids=["tc_wide", "tc_narrow"])
+def tc_kernel(request, shim):
     """AOTRUN_ATTN_TC for the test: every float16/bfloat16 case runs on the
-    default tensor-core kernel and on the wide one (AOTRUN_ATTN_TC=wide, head
-    dims <= 128; larger ones keep the default kernel); the shim reads the
-    variable at each call. float32 uses neither, so its cases run once
-    (tc_default): conftest.py deselects their tc_wide copies at collection.
-    Select one kernel with -k tc_wide / -k tc_default."""
-    old = os.environ.get("AOTRUN_ATTN_TC")
-    if request.param == "wide":
-        os.environ["AOTRUN_ATTN_TC"] = "wide"
-    else:
-        os.environ.pop("AOTRUN_ATTN_TC", None)
-    yield request.param
-    if old is None:
-        os.environ.pop("AOTRUN_ATTN_TC", None)
-    else:
-        os.environ["AOTRUN_ATTN_TC"] = old
+    default (wide) tensor-core kernel (head dims <= 128; larger ones run on
+    the 64-query kernel) and on the 64-query one (AOTRUN_ATTN_TC=narrow).
+    float32 uses neither, so its cases run once (tc_wide): conftest.py
+    deselects their tc_narrow copies at collection. Select one kernel with
+    -k tc_wide / -k tc_narrow."""
+    with shim.kernel_options({"AOTRUN_ATTN_TC":
+                              None if request.param == "wide" else "narrow"}):
+        yield request.param
 
 
 @pytest.fixture(autouse=True)
-def attn_f32_kernel(request):
-    """AOTRUN_ATTN_F32 for the test: "tiled" for the float32_tiled cases
-    (marker f32_tiled), unset (the default float32 kernel) otherwise."""
-    old = os.environ.pop("AOTRUN_ATTN_F32", None)
+def attn_f32_kernel(request, shim):
+    """AOTRUN_ATTN_F32 for the test: unset (the default, tiled float32
+    kernel) for the float32_tiled cases (marker f32_tiled), "simt" (the
+    SIMT kernel) for the other float32 cases."""
     tiled = request.node.get_closest_marker("f32_tiled") is not None
-    if tiled:
-        os.environ["AOTRUN_ATTN_F32"] = "tiled"
-    yield "tiled" if tiled else "default"
-    os.environ.pop("AOTRUN_ATTN_F32", None)
-    if old is not None:
-        os.environ["AOTRUN_ATTN_F32"] = old
+    with shim.kernel_options({"AOTRUN_ATTN_F32": None if tiled else "simt"}):
+        yield "tiled" if tiled else "simt"
 
 
 def _dt(torch, name):
@@ -539,7 +528,7 @@ def test_tile_edges_lengths(torch, shim, L, S, mode):
 @pytest.mark.parametrize("mode", ["br_flash", "ul_eff"])
 def test_tile_edges_head_dims(torch, shim, dtype, D, L, S, mode):
     """Head dims of each class (<= 64, <= 128, <= 256; zero padding past D):
-    D > 128 keeps the default kernel under AOTRUN_ATTN_TC=wide."""
+    D > 128 runs on the 64-query kernel under either choice."""
     _mode_case(torch, shim, dtype, mode, 2, 2, L, S, D, seed=D)
 
 

@@ -10,16 +10,15 @@ float32 is compared with TF32 off in torch (the shim never uses TF32).
 The shim loads libcudnn.so.9 from the process (torch has loaded it) or
 from the library path; AOTRUN_CUDNN_LIBRARY names another one.
 
-Every test runs twice: on cuDNN's legacy API (AOTRUN_CONV_API=legacy, the
-default; test ids [legacy_api-...]) and on its backend graph API
-(AOTRUN_CONV_API=graph; ids [graph_api-...], selected by -k graph_api); the shim
-reads the variable at each call, and each path has its own plan cache, so
+Every test runs twice: on cuDNN's backend graph API (the default; ids
+[graph_api-...], selected by -k graph_api) and on its legacy API
+(AOTRUN_CONV_API=legacy; ids [legacy_api-...]); the shim re-reads its choice
+at each switch (Shim.kernel_options), and each path has its own plan cache, so
 "first seen in a capture" holds for both. test_graph_path_engines checks
 that the graph path found engines (no fallback to the legacy API) for the
 benchmark's problems.
 """
 
-import os
 
 import pytest
 
@@ -29,16 +28,12 @@ TOL = {"float64": (1e-10, 1e-10), "float32": (1e-4, 1e-4),
 
 
 @pytest.fixture(autouse=True, params=["legacy", "graph"], ids=["legacy_api", "graph_api"])
-def conv_api(request):
+def conv_api(request, shim):
     """AOTRUN_CONV_API for the test: both implementations are compared with
-    eager."""
-    old = os.environ.get("AOTRUN_CONV_API")
-    os.environ["AOTRUN_CONV_API"] = request.param
-    yield request.param
-    if old is None:
-        os.environ.pop("AOTRUN_CONV_API", None)
-    else:
-        os.environ["AOTRUN_CONV_API"] = old
+    eager (graph, the default: the variable unset)."""
+    with shim.kernel_options({"AOTRUN_CONV_API":
+                              "legacy" if request.param == "legacy" else None}):
+        yield request.param
 
 
 @pytest.fixture(autouse=True)

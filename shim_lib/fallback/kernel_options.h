@@ -1,0 +1,38 @@
+/*
+ * kernel_options.h: which implementation a fallback op runs where two
+ * exist. The shim reads the choice from the environment once, at the
+ * first op that asks (no lookup per call); aotrun_shim_read_kernel_options
+ * (aotrun_shim.h) reads it again after a process changed the variables.
+ *
+ *   AOTRUN_ATTN_TC=narrow   float16/bfloat16 attention on the 64-query
+ *                           kernel (attention_kernels.cu); default (unset
+ *                           or any other value): the wide 128-query kernel
+ *                           (attention_wide.cu) for head dims <= 128
+ *   AOTRUN_ATTN_F32=simt    float32 attention on the SIMT kernel
+ *                           (attention_kernels.cu); default: the
+ *                           register-tiled one (attention_f32.cu)
+ *   AOTRUN_CONV_API=legacy  convolutions on cuDNN's legacy API only;
+ *                           default: the graph (backend) API, legacy where
+ *                           it has no plan (conv_graph.h)
+ *
+ * The defaults were faster in every case measured (docs/gpu-results.md,
+ * 2026-12-06); the older paths stay for comparison and as a way out.
+ */
+#ifndef AOTRUN_KERNEL_OPTIONS_H
+#define AOTRUN_KERNEL_OPTIONS_H
+
+#include "shim_lib/fallback/fallback_limits.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+AOTRUN_FB_HIDDEN int aotrun_fb_attn_tc_wide_enabled(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_attn_f32_tiled_enabled(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_conv_graph_enabled(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
