@@ -647,6 +647,10 @@ def floor_median(rounds):
         ns = sorted({n for r in rounds for n in r.get(key, {})}, key=int)
         out[key] = {n: med([r.get(key, {}).get(n, {}).get("median")
                             for r in rounds]) for n in ns}
+        # launch_floor reports a replay variant that failed as KEY_error.
+        errors = [r[key + "_error"] for r in rounds if r.get(key + "_error")]
+        if errors:
+            out[key + "_error"] = errors[0]
     return out
 
 
@@ -890,6 +894,9 @@ def render_markdown(res):
             if floor.get(key):
                 L.append(f"| {what} | " + " | ".join(
                     _f(floor[key].get(n), "%.2f") for n in ns) + " |")
+            elif floor.get(key + "_error"):
+                L.append(f"| {what} | does not run: "
+                         f"{floor[key + '_error'][:160]} |" + " |" * (len(ns) - 1))
         L.append("")
         L.append(f"Idle sync {_f(floor.get('sync_idle'), '%.2f')} us, one launch + sync "
                  f"{_f(floor.get('one_launch_sync'), '%.2f')} us, 256-byte copy + sync: "
