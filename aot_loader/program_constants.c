@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "aot_loader/dims_text.h"
 #include "aot_loader/json_read.h"
 #include "aot_loader/name_set.h"
 #include "aot_loader/program_parse.h"
@@ -110,8 +111,8 @@ static aotrun_status check_view_fits(parse_ctx *ctx,
                                        &elements);
     overflow |= __builtin_mul_overflow(elements, (uint64_t)itemsize, &need);
   }
-  aotrun_manifest_format_dims(c->sizes, c->ndim, sizes, sizeof sizes);
-  aotrun_manifest_format_dims(c->strides, c->ndim, strides, sizeof strides);
+  aotrun_dims_text(c->sizes, c->ndim, sizes, sizeof sizes);
+  aotrun_dims_text(c->strides, c->ndim, strides, sizeof strides);
   if (overflow)
     return fail(ctx, "the view (sizes %s, strides %s, storage_offset %lld) "
                 "overflows 64 bits", sizes, strides,

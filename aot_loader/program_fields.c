@@ -146,14 +146,3 @@ char *aotrun_manifest_strdup(const char *s) {
   if (d != NULL) memcpy(d, s, n);
   return d;
 }
-
-/* "[32, 16]" for messages (truncated with "..." when long). */
-const char *aotrun_manifest_format_dims(const int64_t *dims, int32_t ndim,
-                                        char *buf, size_t size) {
-  size_t used = (size_t)snprintf(buf, size, "[");
-  for (int32_t i = 0; i < ndim && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%lld",
-                             i ? ", " : "", (long long)dims[i]);
-  if (used < size) snprintf(buf + used, size - used, "]");
-  return buf;
-}

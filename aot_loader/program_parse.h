@@ -44,9 +44,6 @@ aotrun_status aotrun_manifest_field_int(aotrun_manifest_ctx *ctx,
 /* obj["dtype"] as a dtype code (scalar_type.h). */
 aotrun_status aotrun_manifest_dtype(aotrun_manifest_ctx *ctx,
                                     const cJSON *obj, int32_t *out);
-/* "[32, 16]" for messages (cut short when buf is). */
-const char *aotrun_manifest_format_dims(const int64_t *dims, int32_t ndim,
-                                        char *buf, size_t size);
 /* An exact integer >= min from item, called `label` in messages. */
 aotrun_status aotrun_manifest_int(aotrun_manifest_ctx *ctx, const cJSON *item,
                                   const char *label, int64_t min,

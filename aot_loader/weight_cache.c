@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_loader/dims_text.h"
 #include "aot_loader/fault_point.h"
 #include "aot_loader/program.h"
 #include "aot_loader/scalar_type.h"
@@ -105,16 +106,6 @@ static const aotrun_device_ops *ops_for(aotrun_weight_cache *c,
   return device_type == AOTRUN_DEVICE_TYPE_CPU ? &c->host_ops : &c->cuda_ops;
 }
 
-static const char *format_dims(const int64_t *dims, int32_t ndim, char *buf,
-                               size_t size) {
-  size_t used = (size_t)snprintf(buf, size, "[");
-  for (int32_t i = 0; i < ndim && used < size; i++)
-    used += (size_t)snprintf(buf + used, size - used, "%s%lld",
-                             i ? ", " : "", (long long)dims[i]);
-  if (used < size) snprintf(buf + used, size - used, "]");
-  return buf;
-}
-
 static int same_dims(const int64_t *a, int32_t na, const int64_t *b,
                      int32_t nb) {
   return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);
@@ -136,12 +127,12 @@ static int describe_difference(const aotrun_weight_ref *w,
              aotrun_scalar_type_describe(r->dtype, b, sizeof b));
   } else if (!same_dims(w->sizes, w->ndim, r->sizes, r->ndim)) {
     snprintf(buf, size, "sizes %s, this method asks for %s",
-             format_dims(w->sizes, w->ndim, a, sizeof a),
-             format_dims(r->sizes, r->ndim, b, sizeof b));
+             aotrun_dims_text(w->sizes, w->ndim, a, sizeof a),
+             aotrun_dims_text(r->sizes, r->ndim, b, sizeof b));
   } else if (!same_dims(w->strides, w->ndim, r->strides, r->ndim)) {
     snprintf(buf, size, "strides %s, this method asks for %s",
-             format_dims(w->strides, w->ndim, a, sizeof a),
-             format_dims(r->strides, r->ndim, b, sizeof b));
+             aotrun_dims_text(w->strides, w->ndim, a, sizeof a),
+             aotrun_dims_text(r->strides, r->ndim, b, sizeof b));
   } else if (w->storage_offset != r->storage_offset) {
     snprintf(buf, size, "storage_offset %lld, this method asks for %lld",
              (long long)w->storage_offset, (long long)r->storage_offset);

@@ -21,11 +21,11 @@ out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
 sources_for() {
   case "$1" in
-    manifest) echo aot_loader/program.c aot_loader/program_dims.c aot_loader/program_fields.c aot_loader/program_constants.c aot_loader/name_set.c \
+    manifest) echo aot_loader/program.c aot_loader/program_dims.c aot_loader/program_fields.c aot_loader/program_constants.c aot_loader/dims_text.c aot_loader/name_set.c \
       aot_loader/json_read.c aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     safetensors) echo aot_loader/safetensors.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
-    fqn) echo aot_loader/method_weights_check.c aot_loader/program.c aot_loader/program_dims.c aot_loader/program_fields.c aot_loader/program_constants.c \
+    fqn) echo aot_loader/method_weights_check.c aot_loader/program.c aot_loader/program_dims.c aot_loader/program_fields.c aot_loader/program_constants.c aot_loader/dims_text.c \
       aot_loader/name_set.c aot_loader/safetensors.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     npy) echo plugin_api/npy.c plugin_api/npy_dtype.c plugin_api/host_file.c \
@@ -35,7 +35,7 @@ sources_for() {
       plugin_api/host_error.c aot_loader/safetensors.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     inputs) echo aot_loader/method_inputs.c aot_loader/dim_ranges.c aot_loader/dl_dtype.c \
-      aot_loader/program.c aot_loader/program_dims.c aot_loader/program_fields.c aot_loader/program_constants.c aot_loader/name_set.c aot_loader/json_read.c \
+      aot_loader/program.c aot_loader/program_dims.c aot_loader/program_fields.c aot_loader/program_constants.c aot_loader/dims_text.c aot_loader/name_set.c aot_loader/json_read.c \
       aot_loader/scalar_type.c aot_loader/aotrun_error.c ;;
     elf) echo aot_loader/elf_check.c aot_loader/aotrun_error.c ;;
     plugin_abi) echo plugin_api/abi_layout.c plugin_api/backend_info.c \
