@@ -183,6 +183,7 @@ static aotrun_status create_on_device(const aotrun_host_api *host,
   aotrun_cuda_method_born(); /* balanced by destroy, also below */
   m->host = host;
   m->device = device;
+  snprintf(m->method, sizeof m->method, "%s", method ? method : "?");
   m->serial = aotrun_query_serial_next();
   snprintf(m->device_str, sizeof m->device_str, "cuda:%d", device);
   m->opts = *defaults;
@@ -234,12 +235,36 @@ aotrun_status aotrun_cuda_method_create(const aotrun_host_api *host,
   return st;
 }
 
+/* The first successful call, split at debug level, so that a slow first
+ * call shows where its time went (issue 12: the first call should cost
+ * no more than a few steady ones). */
+static void log_first_call(aotrun_method *m, int64_t t0, int64_t checked,
+                           int async) {
+  double check_ms = (double)(checked - t0) / 1e6;
+  double run_ms = (double)(aotrun_load_clock_ns() - checked) / 1e6;
+  char gpu[64] = "not timed (option gpu_timing off)";
+  if (async)
+    snprintf(gpu, sizeof gpu, "not waited for (AOTRUN_EXECUTE_ASYNC)");
+  else if (m->timing.enabled && m->timing.last_ns >= 0)
+    snprintf(gpu, sizeof gpu, "%.3f ms",
+             (double)m->timing.last_ns / 1e6);
+  char line[400];
+  snprintf(line, sizeof line,
+           "method %s: first call: inputs checked in %.3f ms, the run "
+           "(kernels, %ssynchronisation, outputs) in %.3f ms; GPU time %s",
+           m->method, check_ms, async ? "no " : "", run_ms, gpu);
+  method_log(m, AOTRUN_LOG_DEBUG, line);
+}
+
 aotrun_status aotrun_cuda_method_run(aotrun_method *m, const DLTensor *inputs,
                                      size_t ni, DLTensor *outputs, size_t no,
                                      aotrun_runner_call *call) {
+  int first = !atomic_load_explicit(&m->called, memory_order_relaxed);
+  int64_t t0 = first ? aotrun_load_clock_ns() : 0;
   aotrun_status st =
       aotrun_method_runner_check_inputs(m->runner, inputs, ni, &m->err);
   if (st != AOTRUN_OK) return st;
+  int64_t checked = first ? aotrun_load_clock_ns() : 0;
   int async = call != NULL && call->no_sync;
   aotrun_cuda_timing_begin(&m->timing, m->graph_ctx.stream);
   m->timing_pending = 0;
@@ -250,9 +275,11 @@ aotrun_status aotrun_cuda_method_run(aotrun_method *m, const DLTensor *inputs,
     /* Read by synchronize: finishing here would wait for the GPU. */
     aotrun_cuda_timing_mark_end(&m->timing, m->graph_ctx.stream);
     m->timing_pending = 1;
-    return st;
+  } else {
+    aotrun_cuda_timing_finish(&m->timing, st == AOTRUN_OK && !async);
   }
-  aotrun_cuda_timing_finish(&m->timing, st == AOTRUN_OK && !async);
+  if (first && st == AOTRUN_OK && !atomic_exchange(&m->called, 1))
+    log_first_call(m, t0, checked, async);
   return st;
 }
 

@@ -6,6 +6,8 @@
 #ifndef AOTRUN_CUDA_METHOD_INTERNAL_H
 #define AOTRUN_CUDA_METHOD_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "aot_loader/method_runner.h"
 #include "backend_cuda/cuda_graph_ops.h"
 #include "backend_cuda/cuda_graph_state.h"
@@ -27,6 +29,8 @@ struct aotrun_method {
   aotrun_graph_state *graph;
   aotrun_cuda_timing timing; /* option gpu_timing */
   int timing_pending; /* an async call's timing, read by synchronize */
+  atomic_int called;  /* a call succeeded (the first one is logged) */
+  char method[64];    /* for log lines */
   aotrun_cuda_stream_order order; /* caller stream <-> method stream */
   aotrun_error err; /* last failed call (not of the const queries) */
   uint64_t serial;  /* tells handles at a reused address apart */
