@@ -23,8 +23,13 @@
  *                 must be replays (phase Replay), and output 0 is then
  *                 also taken as a backend-allocated output: its values
  *                 must survive the next replay (a copy, not the graph's
- *                 pool). Also: pinned (kDLCUDAHost) outputs with ASYNC,
- *                 pageable (kDLCPU) outputs with ASYNC refused, the
+ *                 pool). Then one ASYNC call on a stream held by a host
+ *                 function (cudaLaunchHostFunc waiting on a gate) must
+ *                 return while the stream is still held, and its output
+ *                 is right once the gate opens (issue 17: ASYNC returns
+ *                 before the work ends). Also: pinned (kDLCUDAHost)
+ *                 outputs with ASYNC, pageable (kDLCPU) outputs with
+ *                 ASYNC refused, the
  *                 current device unchanged after every call (and, with 2
  *                 GPUs, a method on cuda:1 called from a thread on cuda:0,
  *                 success and failure).
@@ -45,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -327,6 +333,101 @@ static void managed_replays(check *c, aotrun_method *m) {
   }
 }
 
+/* ---- ASYNC returns before the work ends ----
+ * A host function queued on the caller's stream holds the stream until
+ * the gate opens (or GATE_SECONDS pass: a call that waits for its work
+ * must not hang the check). execute_ex with AOTRUN_EXECUTE_ASYNC on that
+ * stream must return while the gate is still closed; only then is the
+ * gate opened and the output checked. */
+#define GATE_SECONDS 10
+
+typedef struct gate {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int open;      /* set by the check */
+  int timed_out; /* set by the host function */
+} gate;
+
+static void CUDART_CB gate_wait(void *arg) {
+  gate *g = arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += GATE_SECONDS;
+  pthread_mutex_lock(&g->lock);
+  while (!g->open && !g->timed_out)
+    if (pthread_cond_timedwait(&g->cond, &g->lock, &until) != 0)
+      g->timed_out = 1;
+  pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(gate *g) {
+  pthread_mutex_lock(&g->lock);
+  g->open = 1;
+  pthread_cond_signal(&g->cond);
+  pthread_mutex_unlock(&g->lock);
+}
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) +
+         (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Returns 0 when the check ran (pass or fail recorded), -1 on a setup
+ * error (recorded). */
+static int gated_async_call(check *c, aotrun_method *m, int graphs,
+                            gate *g) {
+  cudaStream_t s = c->streams[0];
+  reset_outputs(c, kDLCUDA);
+  if (queue_inputs(c, s) != 0) return -1;
+  CUDA_OK(cudaLaunchHostFunc(s, gate_wait, g));
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  aotrun_execute_args a = make_args(c, s, AOTRUN_EXECUTE_ASYNC, NULL);
+  aotrun_status st = c->api->execute_ex(m, &a);
+  double took = seconds_since(&t0);
+  pthread_mutex_lock(&g->lock);
+  int held = !g->open && !g->timed_out;
+  pthread_mutex_unlock(&g->lock);
+  gate_open(g);
+  if (st != AOTRUN_OK) {
+    fail("graphs %s, gated ASYNC call: %s", graphs ? "on" : "off",
+         c->api->last_error(m));
+    CUDA_OK(cudaStreamSynchronize(s));
+    return 0;
+  }
+  if (held)
+    printf("PASS: graphs %s: ASYNC execute_ex returned in %.3f s while the "
+           "caller's stream was held\n", graphs ? "on" : "off", took);
+  else
+    fail("graphs %s: ASYNC execute_ex returned after %.3f s, once the "
+         "caller's stream was %s: it waited for its work",
+         graphs ? "on" : "off", took,
+         g->timed_out ? "released by the gate's timeout" : "free");
+  for (size_t i = 0; i < c->no; i++)
+    CUDA_OK(cudaMemcpyAsync(c->h_out[i], c->d_out[i], c->want[i].nbytes,
+                            cudaMemcpyDeviceToHost, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  for (size_t i = 0; i < c->no; i++)
+    if (!same_values(c->want[i].dtype, c->h_out[i], c->want[i].data,
+                     c->want[i].nbytes))
+      fail("graphs %s, gated ASYNC call: output %zu differs from %s",
+           graphs ? "on" : "off", i, c->want_path[i]);
+  return 0;
+}
+
+static void async_returns_early(check *c, aotrun_method *m, int graphs) {
+  gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+  (void)gated_async_call(c, m, graphs, &g);
+  /* The host function may still be waiting (setup failed after it was
+   * queued): open the gate before it goes out of scope. */
+  gate_open(&g);
+  (void)cudaStreamSynchronize(c->streams[0]);
+  pthread_mutex_destroy(&g.lock);
+  pthread_cond_destroy(&g.cond);
+}
+
 static void async_pageable_refused(check *c, aotrun_method *m) {
   reset_outputs(c, kDLCPU);
   aotrun_execute_args a =
@@ -386,6 +487,7 @@ static void mode_streams(check *c) {
       fail("graphs %s: phase %s after %d calls", graphs ? "on" : "off", p,
            c->calls);
     if (graphs) managed_replays(c, m);
+    async_returns_early(c, m, graphs);
     async_pageable_refused(c, m);
     c->api->destroy(m);
   }
