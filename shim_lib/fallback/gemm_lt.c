@@ -1,15 +1,14 @@
 /* gemm_lt.c: see gemm_lt.h. */
 #include "shim_lib/fallback/gemm_lt.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cublasLt.h>
 
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/gemm_algo_cache.h"
+#include "shim_lib/fallback/kernel_options.h"
 
 cudaDataType_t aotrun_fb_cuda_type(int32_t dtype) {
   switch (dtype) {
@@ -18,17 +17,6 @@ cudaDataType_t aotrun_fb_cuda_type(int32_t dtype) {
     case AOTRUN_FB_BFLOAT16: return CUDA_R_16BF;
     default: return CUDA_R_32F;
   }
-}
-
-int aotrun_fb_plain_lt_enabled(void) {
-  static atomic_int state; /* 0 unread, 1 off, 2 on */
-  int s = atomic_load(&state);
-  if (s == 0) {
-    const char *v = getenv("AOTRUN_GEMM_LT");
-    s = v != NULL && strcmp(v, "1") == 0 ? 2 : 1;
-    atomic_store(&state, s);
-  }
-  return s == 2;
 }
 
 int aotrun_fb_plain_lt_ok(const aotrun_fb_gemm *g, const aotrun_fb_operand *a,
@@ -133,6 +121,13 @@ static AOTITorchError describe(const aotrun_fb_gemm *g, lt_call *c,
                  c->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_vec,
                  sizeof bias_vec),
              "BIAS_POINTER");
+  if (bias_vec && g->batch > 1) {
+    int64_t shared = 0; /* every matrix of the batch adds the same row */
+    LT_CHECK(cublasLtMatmulDescSetAttribute(
+                 c->desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &shared,
+                 sizeof shared),
+             "BIAS_BATCH_STRIDE");
+  }
   /* Stored shapes (column-major): the first operand B' is n x k (op N) or
    * k x n (op T), the second A' is k x m or m x k, C is n x m. */
   cudaDataType_t t = aotrun_fb_cuda_type(g->dtype);

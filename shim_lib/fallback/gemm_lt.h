@@ -19,16 +19,11 @@
 #include <library_types.h>
 
 #include "shim_lib/fallback/gemm.h"
+#include "shim_lib/fallback/kernel_options.h"
 
 /* The CUDA data type of a ScalarType of the GEMM family (float64, float32,
  * float16, bfloat16; anything else is float32). */
 AOTRUN_FB_HIDDEN cudaDataType_t aotrun_fb_cuda_type(int32_t dtype);
-
-/* Plain (no-epilogue) float GEMMs through cuBLASLt: on when the
- * environment variable AOTRUN_GEMM_LT is "1" (read once), off otherwise
- * (cublasGemmEx, the measured default until the GPU suite has run with it
- * on; docs/cuda-backend.md, "GEMMs"). */
-AOTRUN_FB_HIDDEN int aotrun_fb_plain_lt_enabled(void);
 
 /* Whether a plain GEMM may go to cuBLASLt: the option is on, the operands
  * are float32/float16/bfloat16 (float64 stays on cublasGemmEx, as ATen),
@@ -41,7 +36,8 @@ AOTRUN_FB_HIDDEN int aotrun_fb_plain_lt_ok(const aotrun_fb_gemm *g,
 /* Queues D = act(alpha * op(B) op(A) + beta * C [+ bias]) with C == D on
  * `stream` (g->batch matrices, each operand's batch_stride apart; c's
  * batch_stride for the result). bias_vec: NULL, or n contiguous values for
- * the BIAS epilogues (batch 1 only). When cuBLASLt has no algorithm for
+ * the BIAS epilogues, shared by every matrix of a batch (bias batch stride
+ * 0: baddbmm's row bias). When cuBLASLt has no algorithm for
  * the problem: with may_fall_back set, *ran = 0 and success (the caller
  * runs cublasGemmEx); otherwise a failure naming the epilogue and sizes.
  * *ran = 1 when the product was queued. */

@@ -3,7 +3,8 @@
  * is one contiguous row -- cuBLASLt with the RELU / GELU(tanh) / BIAS
  * epilogue (gemm_lt.c); elsewhere a plain GEMM -- cublasGemmEx, or
  * cuBLASLt without an epilogue where AOTRUN_GEMM_LT=1 -- and then the
- * activation kernel, as ATen).
+ * activation kernel, as ATen; with AOTRUN_GEMM_LT=1 a batch whose bias is
+ * one row, beta 1, takes it in the BIAS epilogue too).
  *
  * cuBLAS is column-major; a row-major C = A @ B is the column-major
  * C^T = B^T @ A^T, so B goes first. Each operand is used in place when it is
@@ -204,15 +205,38 @@ static int lt_compliant(const aotrun_fb_gemm *g) {
   return g->has_bias && (g->bias_ndim == 2 || g->bias_fusable);
 }
 
-/* The bias as the cuBLASLt BIAS epilogue's vector: a fused activation
- * (beta == 1, batch 1), a row-major target, and a bias that is one
- * contiguous row (n values) shared by every row. NULL when it does not
- * apply. */
+/* Whether a batch (baddbmm) takes its bias in cuBLASLt's BIAS epilogue
+ * instead of a copy of the bias into out and a GEMM with beta 1: only with
+ * AOTRUN_GEMM_LT=1 (kernel_options.h; ATen copies), beta == 1, float
+ * operands, and one bias row shared by every matrix. The sums are ATen's:
+ * alpha * (a @ b) + bias in float, one rounding. */
+static int batched_bias_ok(const aotrun_fb_gemm *g) {
+  return g->batch > 1 && g->batch <= INT32_MAX && g->has_bias &&
+         g->beta == 1.0 && g->dtype != AOTRUN_FB_FLOAT64 &&
+         g->bias_batch_stride == 0 && aotrun_fb_plain_lt_enabled();
+}
+
+/* The bias as the cuBLASLt BIAS epilogue's vector: an addmm / fused
+ * activation (lt_compliant) or a batch that qualifies, a row-major target,
+ * and a bias that is one contiguous row (n values) shared by every row.
+ * NULL when it does not apply. */
 static const void *bias_vector(const aotrun_fb_gemm *g, int transposed) {
-  if (!lt_compliant(g) || transposed) return NULL;
+  if (transposed || !(lt_compliant(g) || batched_bias_ok(g))) return NULL;
   if (g->bias_row_stride != 0 || (g->n > 1 && g->bias_col_stride != 1))
     return NULL;
   return g->bias_data;
+}
+
+/* The bias ('self') expanded into the target, for a GEMM with beta. */
+static AOTITorchError copy_bias(const aotrun_fb_gemm *g,
+                                aotrun_fb_temps *temps,
+                                aotrun_fb_matrix *target,
+                                cudaStream_t stream) {
+  aotrun_fb_matrix bias = {(char *)g->bias_data, g->m, g->n,
+                           g->bias_batch_stride, g->bias_row_stride,
+                           g->bias_col_stride};
+  return copy_matrix(g, temps, "the bias ('self') into 'out'", target, &bias,
+                     stream);
 }
 
 /* cublasGemmEx (strided-batched for a batch), then, for an activation
@@ -267,11 +291,7 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   if (bias_vec != NULL) {
     beta = 0.0; /* the epilogue adds it */
   } else if (beta != 0.0) {
-    aotrun_fb_matrix bias = {(char *)g->bias_data, g->m, g->n,
-                             g->bias_batch_stride, g->bias_row_stride,
-                             g->bias_col_stride};
-    err = copy_matrix(g, temps, "the bias ('self') into 'out'", &target,
-                      &bias, stream);
+    err = copy_bias(g, temps, &target, stream);
     if (err) return err;
   }
 
@@ -291,10 +311,24 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
   if (!err) err = prepare_operand(&p, temps, "a GEMM operand", &p.b, stream, &b);
   if (err) return err;
 
+  int ran = 0;
+  if (bias_vec != NULL && g->batch > 1) {
+    /* baddbmm's row bias in the epilogue; without an algorithm for it,
+     * the bias goes into the target and the plain paths below run. */
+    err = aotrun_fb_gemm_lt(&p, stream, &a, &b, &target, ldc, 0.0, bias_vec,
+                            1, &ran);
+    if (!err && !ran) {
+      bias_vec = NULL;
+      beta = g->beta;
+      err = copy_bias(g, temps, &target, stream);
+    }
+    if (err) return err;
+  }
   int fused = lt_compliant(g) &&
               (g->act != AOTRUN_FB_ACT_NONE || bias_vec != NULL);
-  int ran = 0;
-  if (fused) {
+  if (ran) {
+    /* queued above */
+  } else if (fused) {
     err = aotrun_fb_gemm_lt(&p, stream, &a, &b, &target, ldc, beta, bias_vec,
                             0, &ran);
   } else if (aotrun_fb_plain_lt_ok(&p, &a, &b, target.batch_stride)) {

@@ -12,7 +12,8 @@ enum {
   OPTIONS_READ = 1, /* 0: not read yet */
   ATTN_TC_WIDE = 2,
   ATTN_F32_TILED = 4,
-  CONV_GRAPH = 8
+  CONV_GRAPH = 8,
+  GEMM_LT = 16
 };
 
 static atomic_int options;
@@ -28,6 +29,7 @@ static int read_options(void) {
   if (!env_is("AOTRUN_ATTN_TC", "narrow")) o |= ATTN_TC_WIDE;
   if (!env_is("AOTRUN_ATTN_F32", "simt")) o |= ATTN_F32_TILED;
   if (!env_is("AOTRUN_CONV_API", "legacy")) o |= CONV_GRAPH;
+  if (env_is("AOTRUN_GEMM_LT", "1")) o |= GEMM_LT;
   return o;
 }
 
@@ -56,3 +58,5 @@ int aotrun_fb_attn_f32_tiled_enabled(void) {
 int aotrun_fb_conv_graph_enabled(void) {
   return (current() & CONV_GRAPH) != 0;
 }
+
+int aotrun_fb_plain_lt_enabled(void) { return (current() & GEMM_LT) != 0; }

@@ -14,9 +14,15 @@
  *   AOTRUN_CONV_API=legacy  convolutions on cuDNN's legacy API only;
  *                           default: the graph (backend) API, legacy where
  *                           it has no plan (conv_graph.h)
+ *   AOTRUN_GEMM_LT=1        opt-in: plain float GEMMs through cuBLASLt,
+ *                           and baddbmm's row bias in cuBLASLt's BIAS
+ *                           epilogue (gemm_lt.h); default: cublasGemmEx,
+ *                           the bias copied into the result first
  *
- * The defaults were faster in every case measured (docs/gpu-results.md,
- * 2026-12-06); the older paths stay for comparison and as a way out.
+ * The attention and convolution defaults were faster in every case
+ * measured (docs/gpu-results.md, 2026-12-06); the older paths stay for
+ * comparison and as a way out. AOTRUN_GEMM_LT stays opt-in until its
+ * GPU measurement says otherwise.
  */
 #ifndef AOTRUN_KERNEL_OPTIONS_H
 #define AOTRUN_KERNEL_OPTIONS_H
@@ -30,6 +36,7 @@ extern "C" {
 AOTRUN_FB_HIDDEN int aotrun_fb_attn_tc_wide_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_attn_f32_tiled_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_conv_graph_enabled(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_plain_lt_enabled(void);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,7 @@
 #include "shim_lib/fallback/kernel_options.h"
 
 static const char *const VARS[] = {"AOTRUN_ATTN_TC", "AOTRUN_ATTN_F32",
-                                   "AOTRUN_CONV_API"};
+                                   "AOTRUN_CONV_API", "AOTRUN_GEMM_LT"};
 
 static void clear_env(void) {
   for (size_t i = 0; i < sizeof VARS / sizeof *VARS; i++) unsetenv(VARS[i]);
@@ -67,6 +67,23 @@ static void test_other_values_keep_the_defaults(void **state) {
   }
 }
 
+static void test_gemm_lt_is_opt_in(void **state) {
+  (void)state;
+  assert_false(aotrun_fb_plain_lt_enabled());
+  const char *off[] = {"0", "", "true", "on", "11"};
+  for (int i = 0; i < 5; i++) {
+    setenv("AOTRUN_GEMM_LT", off[i], 1);
+    aotrun_shim_read_kernel_options();
+    assert_false(aotrun_fb_plain_lt_enabled());
+  }
+  setenv("AOTRUN_GEMM_LT", "1", 1);
+  aotrun_shim_read_kernel_options();
+  assert_true(aotrun_fb_plain_lt_enabled());
+  assert_int_equal(choice(), 111); /* the others untouched */
+  unsetenv("AOTRUN_GEMM_LT");
+  assert_true(aotrun_fb_plain_lt_enabled()); /* read once */
+}
+
 static void test_read_once_until_asked_again(void **state) {
   (void)state;
   assert_int_equal(choice(), 111);
@@ -87,6 +104,7 @@ int main(void) {
       cmocka_unit_test_setup(test_defaults_are_the_faster_kernels, reset),
       cmocka_unit_test_setup(test_exact_values_pick_the_older_kernels, reset),
       cmocka_unit_test_setup(test_other_values_keep_the_defaults, reset),
+      cmocka_unit_test_setup(test_gemm_lt_is_opt_in, reset),
       cmocka_unit_test_setup(test_read_once_until_asked_again, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

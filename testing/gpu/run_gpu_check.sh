@@ -38,7 +38,9 @@
 # times the graph API (default), the legacy API and torch side by side
 # ($OUT/bench_conv.md).
 # Part "attn_bench" (not in the default) times the default attention
-# kernels, the older ones and torch side by side ($OUT/bench_attention.md).
+# kernels, the older ones and torch side by side ($OUT/bench_attention.md);
+# part "gemm_bench" likewise the GEMM family, baddbmm also with
+# AOTRUN_GEMM_LT=1 ($OUT/bench_gemm_family.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -125,6 +127,14 @@ add_pytest "$W/logs/ops_vs_torch.log"
 echo "ops vs torch: ${line:-no pytest summary}"
 grep -E '^(FAILED|ERROR)' "$W/logs/ops_vs_torch.log" | head -n 30
 fi
+# bench_family NAME ROW_PREFIX: bench_fallbacks.py --only NAME into
+# $OUT/bench_NAME.{json,md}, then prints the table's rows for ROW_PREFIX.
+bench_family() {
+  AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
+    --only "$1" "$OUT/bench_$1.json" "$OUT/bench_$1.md" > "$W/logs/bench_$1.log" 2>&1 ||
+    echo "bench $1 failed: $(tail -n 3 "$W/logs/bench_$1.log")"
+  grep -E "^\\| $2" "$OUT/bench_$1.md"
+}
 # 2b'. Convolution on both cuDNN paths (opt-in: AOTRUN_GPU_PARTS=conv_bench):
 # bench_fallbacks.py --only conv: aotrun graph (default), aotrun legacy and
 # torch per case in one process. AOTRUN_CONV_LOG=1 logs each plan chosen
@@ -134,22 +144,14 @@ if part conv_bench; then
 # graphs must finalize with a handle (without a GPU only the descriptors can).
 unit_run test_conv_args test_conv_args
 grep -E 'finalized|skipped' "$W/logs/test_conv_args.log"
-AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so AOTRUN_CONV_LOG=1 timeout 150 python3 testing/gpu/bench_fallbacks.py \
-  --only conv "$OUT/bench_conv.json" "$OUT/bench_conv.md" > "$W/logs/bench_conv.log" 2>&1 ||
-  echo "bench conv failed: $(tail -n 3 "$W/logs/bench_conv.log")"
-grep -E '^\| convolution' "$OUT/bench_conv.md"
+AOTRUN_CONV_LOG=1 bench_family conv convolution
 fi
 # 2b''. The attention kernels side by side (AOTRUN_GPU_PARTS=attn_bench):
 # bench_fallbacks.py --only attention: aotrun's defaults, the variants "tc
 # narrow" and "f32 simt", and torch per case in one process
 # ($OUT/bench_attention.md).
-if part attn_bench; then
-AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
-  --only attention "$OUT/bench_attention.json" "$OUT/bench_attention.md" \
-  > "$W/logs/bench_attention.log" 2>&1 ||
-  echo "bench attention failed: $(tail -n 3 "$W/logs/bench_attention.log")"
-grep -E '^\| sdpa' "$OUT/bench_attention.md"
-fi
+part attn_bench && bench_family attention sdpa
+part gemm_bench && bench_family gemm_family 
 # 2c. Exporter passes on the GPU (compiles in parallel processes).
 if part passes; then
 timeout 400 python3 -m pytest -q -rs -p no:cacheprovider testing/gpu/export_passes \

@@ -79,10 +79,19 @@ def operand(torch, shape, dtype, k, layout):
 
 # ---------------------------------------------------------------- baddbmm
 
+@pytest.fixture(params=[None, "1"], ids=["cublas", "gemm_lt"])
+def gemm_lt(request, shim):
+    """Each baddbmm case with AOTRUN_GEMM_LT unset (the bias copied into
+    out, then cublasGemmEx) and set to 1 (a row bias with beta 1 in
+    cuBLASLt's BIAS epilogue; the rest through cuBLASLt without one)."""
+    with shim.kernel_options({"AOTRUN_GEMM_LT": request.param}):
+        yield request.param
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", ["contig", "t", "strided"])
 @pytest.mark.parametrize("bias_shape", ["full", "row", "col1", "scalar", "expanded"])
-def test_baddbmm(torch, shim, H, dtype, layout, bias_shape):
+def test_baddbmm(torch, shim, H, gemm_lt, dtype, layout, bias_shape):
     d = dt(torch, dtype)
     b, m, k, n = 3, 37, 29, 21
     a1 = operand(torch, (b, m, k), d, k, layout)
@@ -100,7 +109,8 @@ def test_baddbmm(torch, shim, H, dtype, layout, bias_shape):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_baddbmm_beta0_ignores_nan_and_strided_out(torch, shim, H, dtype):
+def test_baddbmm_beta0_ignores_nan_and_strided_out(torch, shim, H, gemm_lt,
+                                                   dtype):
     d = dt(torch, dtype)
     b, m, k, n = 2, 16, 8, 12
     a1, a2 = rnd(torch, (b, m, k), d, k), rnd(torch, (b, k, n), d, k)
@@ -113,12 +123,16 @@ def test_baddbmm_beta0_ignores_nan_and_strided_out(torch, shim, H, dtype):
         close(out, torch.baddbmm(bias, a1, a2, beta=0.0, alpha=1.5), dtype, "beta 0")
 
 
-def test_baddbmm_k0(torch, shim, H):
+def test_baddbmm_k0(torch, shim, H, gemm_lt):
     bias = torch.randn(2, 3, 4, device="cuda")
     a1, a2 = torch.empty(2, 3, 0, device="cuda"), torch.empty(2, 0, 4, device="cuda")
     out = torch.empty(2, 3, 4, device="cuda")
     shim.call("aoti_torch_cuda_baddbmm_out", H(out), H(bias), H(a1), H(a2), 0.5, 2.0)
     close(out, torch.baddbmm(bias, a1, a2, beta=0.5, alpha=2.0), "float32", "k=0")
+    row = torch.randn(4, device="cuda")  # beta 1: the epilogue's case
+    shim.call("aoti_torch_cuda_baddbmm_out", H(out), H(row), H(a1), H(a2), 1.0, 2.0)
+    close(out, torch.baddbmm(row, a1, a2, beta=1.0, alpha=2.0), "float32",
+          "k=0, row bias")
 
 
 # ------------------------------------------------- mm / addmm / bmm dtypes
