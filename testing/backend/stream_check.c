@@ -273,6 +273,21 @@ static int check_managed(check *c, const char *what, DLManagedTensor *mt,
 
 /* ---- mode streams ---- */
 
+/* Downloads the device outputs on s (unless they are pinned host memory
+ * the call wrote itself), waits for s and compares with --expected. */
+static int check_outputs(check *c, const char *what, cudaStream_t s,
+                         int pinned) {
+  for (size_t i = 0; i < c->no && !pinned; i++)
+    CUDA_OK(cudaMemcpyAsync(c->h_out[i], c->d_out[i], c->want[i].nbytes,
+                            cudaMemcpyDeviceToHost, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  for (size_t i = 0; i < c->no; i++)
+    if (!same_values(c->want[i].dtype, c->h_out[i], c->want[i].data,
+                     c->want[i].nbytes))
+      fail("%s: output %zu differs from %s", what, i, c->want_path[i]);
+  return 0;
+}
+
 static int one_stream_call(check *c, aotrun_method *m, int graphs, int call) {
   cudaStream_t s = c->streams[call % 2];
   int async = call % 2 == 1;
@@ -296,15 +311,7 @@ static int one_stream_call(check *c, aotrun_method *m, int graphs, int call) {
   }
   if (async && call % 3 == 0 && c->api->synchronize(m) != AOTRUN_OK)
     fail("%s: synchronize: %s", what, c->api->last_error(m));
-  for (size_t i = 0; i < c->no && !pinned; i++)
-    CUDA_OK(cudaMemcpyAsync(c->h_out[i], c->d_out[i], c->want[i].nbytes,
-                            cudaMemcpyDeviceToHost, s));
-  CUDA_OK(cudaStreamSynchronize(s));
-  for (size_t i = 0; i < c->no; i++)
-    if (!same_values(c->want[i].dtype, c->h_out[i], c->want[i].data,
-                     c->want[i].nbytes))
-      fail("%s: output %zu differs from %s", what, i, c->want_path[i]);
-  return 0;
+  return check_outputs(c, what, s, pinned);
 }
 
 /* Graph replays with output 0 backend-allocated: a copy of the pool's. */
@@ -405,16 +412,9 @@ static int gated_async_call(check *c, aotrun_method *m, int graphs,
          "caller's stream was %s: it waited for its work",
          graphs ? "on" : "off", took,
          g->timed_out ? "released by the gate's timeout" : "free");
-  for (size_t i = 0; i < c->no; i++)
-    CUDA_OK(cudaMemcpyAsync(c->h_out[i], c->d_out[i], c->want[i].nbytes,
-                            cudaMemcpyDeviceToHost, s));
-  CUDA_OK(cudaStreamSynchronize(s));
-  for (size_t i = 0; i < c->no; i++)
-    if (!same_values(c->want[i].dtype, c->h_out[i], c->want[i].data,
-                     c->want[i].nbytes))
-      fail("graphs %s, gated ASYNC call: output %zu differs from %s",
-           graphs ? "on" : "off", i, c->want_path[i]);
-  return 0;
+  return check_outputs(c, graphs ? "graphs on, gated ASYNC call"
+                                 : "graphs off, gated ASYNC call",
+                       s, 0);
 }
 
 static void async_returns_early(check *c, aotrun_method *m, int graphs) {
