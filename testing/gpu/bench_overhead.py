@@ -269,6 +269,8 @@ def worker_probe(a):
     """--worker --kind probe: loads a .pt2 with torch's AOTI runner and calls
     it once, in its own process (a package that crashes the loader must not
     take the benchmark down). Writes {"ok": true} or the error to --result."""
+    import faulthandler
+    faulthandler.enable()  # a crash prints where it happened, on stderr
     res = {"pt2": a.model}
     try:
         import numpy as np
@@ -306,13 +308,19 @@ def probe_packages(a, budget, results, save):
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--kind",
                "probe", "--model", pt2, "--inputs", ",".join(ins),
                "--work", a.work, "--result", rpath]
-        rc, out, err = sh(cmd, min(120, max(5, budget.left() - a.reserve)), env=env)
+        # torch's own package needs none of the bundle's libraries: its
+        # process gets the environment this script was started with (the
+        # bundle's paths put /usr/local/cuda/lib64 before torch's wheels).
+        penv = dict(os.environ) if variant == "aoti_torch_default" else env
+        rc, out, err = sh(cmd, min(120, max(5, budget.left() - a.reserve)), env=penv)
         try:
             with open(rpath) as f:
                 res = json.load(f)
         except (OSError, ValueError):
-            res = {"error": f"the loader process died (rc {rc}): "
-                            f"{last_line(err) or last_line(out)}"}
+            tail = " / ".join(l.strip() for l in (err or out or "").splitlines()
+                              if l.strip())[-600:]
+            res = {"error": f"the loader process died (rc {rc}): {tail}"}
+        res["library_path"] = "bundle" if penv is env else "inherited"
         return model, variant, res
 
     with ThreadPoolExecutor(4) as ex:
