@@ -162,6 +162,9 @@ grep -E '^(FAILED|ERROR)' "$W/logs/export_passes.log" | head -n 20
 fi
 # 2d. The Python binding (python/) on the GPU; opt-in: AOTRUN_GPU_PARTS=python.
 if part python; then
+# CuPy, where testing/gpu/unpack_cupy.sh put it (the machine has none).
+cupy_site=$ROOT/.cupy/site
+[ -d "$cupy_site" ] && export PYTHONPATH=$cupy_site${PYTHONPATH:+:$PYTHONPATH}
 timeout 540 python3 testing/gpu/test_python_binding.py --lib "$B/lib" --work "$W/python" \
   > "$W/logs/python_binding.log" 2>&1
 add_summary "$W/logs/python_binding.log"
