@@ -36,6 +36,12 @@
  *                  min(distinct batches, K) graphs; each cached batch's
  *                  replay is timed (--iters calls). Stateless models only
  *                  (both handles share the weights).
+ *          fullmem the load-time check of free device memory (issue 15):
+ *                  with the device filled until less than half the
+ *                  program's weights.safetensors bytes are free, init must
+ *                  fail with AOTRUN_ERR_OUT_OF_MEMORY and "needs N bytes
+ *                  of device memory for its weights, M free"; with the
+ *                  memory given back, init works (inputs are not read)
  *   flags  --method NAME      (default forward)
  *          --input FILE.npy   one per input, in order (required)
  *          --expected FILE.npy one per output, in order (sizes outputs;
@@ -51,6 +57,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +110,8 @@ static void fail(const char *fmt, ...) {
 static int usage(void) {
   fprintf(stderr,
           "usage: aotrun_gpu_check PLUGIN.so PROGRAM_DIR "
-          "replay|shape|retry|recapture|share|bench|shapes [--method M] "
+          "replay|shape|retry|recapture|share|bench|shapes|fullmem "
+          "[--method M] "
           "--input X.npy... [--expected Y.npy...] [--calls N] [--iters N] "
           "[--atol X] [--rtol X] [--reshape K:D0,D1,...] [--method2 M] "
           "[--log LEVEL] [--batches B1,B2,...] [--graphs K]\n");
@@ -694,9 +702,93 @@ static void mode_bench(const args *a, session *s) {
   bench_device_io(a, s);
 }
 
+/* ---- mode fullmem ---- */
+#define HOG_MAX 8192
+
+typedef struct hog {
+  void *blocks[HOG_MAX];
+  int n;
+} hog;
+
+/* Allocates blocks (1 GiB, then 64 MiB, then 1 MiB) until less than
+ * `below` bytes of device memory are free. 0 when it got there. */
+static int hog_until(hog *h, size_t below) {
+  static const size_t sizes[3] = {(size_t)1 << 30, (size_t)64 << 20,
+                                  (size_t)1 << 20};
+  for (int k = 0; k < 3; k++) {
+    for (;;) {
+      size_t free_b = 0, total = 0;
+      if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) return -1;
+      if (free_b < below) return 0;
+      if (free_b < below + sizes[k] && k < 2) break; /* a smaller block */
+      if (h->n == HOG_MAX ||
+          cudaMalloc(&h->blocks[h->n], sizes[k]) != cudaSuccess) {
+        (void)cudaGetLastError();
+        break;
+      }
+      h->n++;
+    }
+  }
+  size_t free_b = 0, total = 0;
+  return cudaMemGetInfo(&free_b, &total) == cudaSuccess && free_b < below
+             ? 0 : -1;
+}
+
+static void hog_free(hog *h) {
+  for (int i = 0; i < h->n; i++) cudaFree(h->blocks[i]);
+  h->n = 0;
+}
+
+static void mode_fullmem(const args *a, session *s) {
+  char path[4096];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/weights.safetensors", a->program);
+  if (stat(path, &st) != 0 || st.st_size < ((off_t)4 << 20)) {
+    fail("fullmem needs a program with at least 4 MiB of weights (%s)", path);
+    return;
+  }
+  static hog h; /* 64 KiB of pointers: not on the stack */
+  size_t below = (size_t)st.st_size / 2;
+  if (hog_until(&h, below) != 0) {
+    fail("could not fill the device to below %zu free bytes", below);
+    hog_free(&h);
+    return;
+  }
+  size_t free_b = 0, total = 0;
+  cudaMemGetInfo(&free_b, &total);
+  aotrun_key_value spec = {"method", a->method};
+  aotrun_method *m = NULL;
+  aotrun_status rc = s->api->init(aotrun_program_dir_host_api(s->dir),
+                                  s->manifest, s->manifest_size, &spec, 1,
+                                  &m);
+  const char *msg = rc == AOTRUN_OK ? "" : s->api->last_error(NULL);
+  if (rc == AOTRUN_ERR_OUT_OF_MEMORY &&
+      strstr(msg, "of device memory for its weights") != NULL)
+    printf("PASS: %zu bytes free, %lld bytes of weights: init refused: "
+           "%s\n", free_b, (long long)st.st_size, msg);
+  else
+    fail("%zu bytes free, %lld bytes of weights: init gave status %d (%s), "
+         "expected the free-memory refusal",
+         free_b, (long long)st.st_size, (int)rc, msg);
+  if (m != NULL) s->api->destroy(m);
+  hog_free(&h);
+  m = NULL;
+  rc = s->api->init(aotrun_program_dir_host_api(s->dir), s->manifest,
+                    s->manifest_size, &spec, 1, &m);
+  if (rc != AOTRUN_OK)
+    fail("init with the memory given back: %s", s->api->last_error(NULL));
+  else
+    printf("PASS: init with the memory given back\n");
+  if (m != NULL) s->api->destroy(m);
+}
+
 static int run_mode(const args *a, session *s) {
   if (!strcmp(a->mode, "bench")) {
     mode_bench(a, s);
+    return 0;
+  }
+  if (!strcmp(a->mode, "fullmem")) {
+    mode_fullmem(a, s);
     return 0;
   }
   aotrun_method *m = open_method(a, s, 1);

@@ -362,6 +362,9 @@ def main():
     # (aotrun_stream_check; issues 16 and 17).
     checks += [("streams", "mlp", ["--calls", "10"]),
                ("managed", "mask_index", ["--calls", "6"])]
+    # The load-time free-memory check with the device filled (issue 15);
+    # last, so a filled device cannot disturb the others.
+    checks += [("fullmem", "transformer_t2048_fused", [])]
     for mode, case, extra in checks:
         if summary.get(case, {}).get("status") == "ok":
             binary = ("aotrun_stream_check" if mode in ("streams", "managed")
