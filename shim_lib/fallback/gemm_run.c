@@ -313,10 +313,13 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
 
   int ran = 0;
   if (bias_vec != NULL && g->batch > 1) {
-    /* baddbmm's row bias in the epilogue; without an algorithm for it,
-     * the bias goes into the target and the plain paths below run. */
-    err = aotrun_fb_gemm_lt(&p, stream, &a, &b, &target, ldc, 0.0, bias_vec,
-                            1, &ran);
+    /* baddbmm's row bias in the epilogue (operands that do not broadcast
+     * over the batch, as for plain cuBLASLt GEMMs); otherwise, or without
+     * an algorithm for it, the bias goes into the target and the plain
+     * paths below run. */
+    if (a.batch_stride > 0 && b.batch_stride > 0 && target.batch_stride > 0)
+      err = aotrun_fb_gemm_lt(&p, stream, &a, &b, &target, ldc, 0.0,
+                              bias_vec, 1, &ran);
     if (!err && !ran) {
       bias_vec = NULL;
       beta = g->beta;
