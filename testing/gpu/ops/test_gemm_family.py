@@ -123,6 +123,21 @@ def test_baddbmm_beta0_ignores_nan_and_strided_out(torch, shim, H, gemm_lt,
         close(out, torch.baddbmm(bias, a1, a2, beta=0.0, alpha=1.5), dtype, "beta 0")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_baddbmm_row_bias_broadcast_operand(torch, shim, H, gemm_lt, dtype):
+    """A row bias with beta 1 (the epilogue's case under AOTRUN_GEMM_LT=1)
+    and batch1 expanded over the batch (stride 0): the copy path."""
+    d = dt(torch, dtype)
+    b, m, k, n = 4, 24, 16, 40
+    a1 = rnd(torch, (1, m, k), d, k).expand(b, m, k)
+    a2 = rnd(torch, (b, k, n), d, k)
+    row = rnd(torch, (n,), d)
+    out = torch.full((b, m, n), float("nan"), device="cuda", dtype=d)
+    shim.call("aoti_torch_cuda_baddbmm_out", H(out), H(row), H(a1), H(a2), 1.0, 0.75)
+    close(out, torch.baddbmm(row, a1, a2, beta=1.0, alpha=0.75), dtype,
+          "row bias, batch1 broadcast")
+
+
 def test_baddbmm_k0(torch, shim, H, gemm_lt):
     bias = torch.randn(2, 3, 4, device="cuda")
     a1, a2 = torch.empty(2, 3, 0, device="cuda"), torch.empty(2, 0, 4, device="cuda")
