@@ -416,6 +416,14 @@ cudaError_t launch_dp(const aotrun_fb_attn_params &p, cudaStream_t stream) {
 
 }  // namespace
 
+extern "C" int aotrun_fb_attention_f32_tiled_fits(
+    const aotrun_fb_attn_params *p) {
+  const size_t floats = p->D <= 64    ? smem_floats<64, 64>()
+                        : p->D <= 128 ? smem_floats<128, 64>()
+                                      : smem_floats<256, 32>();
+  return floats * sizeof(float) <= aotrun_attn_launch::device_smem_limit();
+}
+
 extern "C" cudaError_t aotrun_fb_attention_f32_tiled(
     const aotrun_fb_attn_params *p, cudaStream_t stream) {
   // The same checks, in the same order, as aotrun_fb_attention.

@@ -20,6 +20,13 @@ extern "C" {
 /* Queues the float32 forward (p->dtype 6) on stream. Requires what
  * aotrun_fb_attention requires (cudaErrorInvalidValue otherwise, before
  * any CUDA call); B * Hq * L == 0 launches nothing. */
+/* 1 when the current device gives a block the shared memory the tiles
+ * for p's head dim take (65 / 113 / 137 KiB for D <= 64 / 128 / 256:
+ * sm_80 and sm_90 parts; sm_86 / sm_89 (99 KiB) only D <= 64); else 0
+ * and the SIMT kernel runs. */
+AOTRUN_FB_HIDDEN int aotrun_fb_attention_f32_tiled_fits(
+    const aotrun_fb_attn_params *p);
+
 AOTRUN_FB_HIDDEN cudaError_t aotrun_fb_attention_f32_tiled(
     const aotrun_fb_attn_params *p, cudaStream_t stream);
 

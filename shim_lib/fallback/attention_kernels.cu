@@ -430,8 +430,10 @@ cudaError_t launch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
 template <typename T>
 cudaError_t dispatch_tc(const aotrun_fb_attn_params &p, cudaStream_t stream) {
   // attention_wide.cu's 128-query tiles (D <= 128) unless
-  // AOTRUN_ATTN_TC=narrow (kernel_options.h).
-  if (p.D <= AOTRUN_FB_ATTN_WIDE_MAX_D && aotrun_fb_attn_tc_wide_enabled())
+  // AOTRUN_ATTN_TC=narrow (kernel_options.h) or the device's shared memory
+  // per block is too small for them.
+  if (p.D <= AOTRUN_FB_ATTN_WIDE_MAX_D && aotrun_fb_attn_tc_wide_enabled() &&
+      aotrun_fb_attention_wide_fits(&p))
     return aotrun_fb_attention_wide(&p, stream);
   if (p.D <= 64) return launch_tc<T, 64, 64, 4, true>(p, stream);
   if (p.D <= 128) return launch_tc<T, 128, 64, 4, true>(p, stream);
@@ -467,7 +469,9 @@ extern "C" cudaError_t aotrun_fb_attention(const aotrun_fb_attn_params *p,
     case 15: return dispatch_tc<Bf16>(*p, stream);
     case 5: return dispatch_tc<F16>(*p, stream);
     case 6:  // attention_f32.cu's register tiles unless AOTRUN_ATTN_F32=simt
-      return aotrun_fb_attn_f32_tiled_enabled()
+             // or the device's shared memory per block is too small
+      return aotrun_fb_attn_f32_tiled_enabled() &&
+                     aotrun_fb_attention_f32_tiled_fits(p)
                  ? aotrun_fb_attention_f32_tiled(p, stream)
                  : dispatch_f32(*p, stream);
     default: return cudaErrorInvalidValue;

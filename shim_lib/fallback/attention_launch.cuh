@@ -25,6 +25,27 @@ inline cudaError_t allow_smem(K kernel, size_t smem,
   return e;
 }
 
+// The current device's opt-in shared memory per block, asked once per
+// device (a race only asks twice); 0 when it cannot be asked, so a caller
+// choosing between kernels takes the one that needs less.
+inline size_t device_smem_limit() {
+  static int limits[64];
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  int v = __atomic_load_n(&limits[dev], __ATOMIC_RELAXED);
+  if (v > 0) return (size_t)v;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                             dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  __atomic_store_n(&limits[dev], v, __ATOMIC_RELAXED);
+  return (size_t)v;
+}
+
 }  // namespace aotrun_attn_launch
 
 #endif  // AOTRUN_ATTENTION_LAUNCH_CUH

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "shim_lib/fallback/attention_kernels.h"
+#include "shim_lib/fallback/attention_launch.cuh"
 #include "shim_lib/fallback/attention_tc.cuh"
 #include "shim_lib/fallback/attention_wide.h"
 
@@ -545,7 +546,21 @@ cudaError_t dispatch_wide(const aotrun_fb_attn_params &p, cudaStream_t stream) {
                 : launch_wide<T, 128, 64, false, false>(p, stream);
 }
 
+// The shared memory the tiles of p's head-dim class take (dispatch_wide's
+// choice).
+size_t wide_smem_bytes(const aotrun_fb_attn_params &p) {
+  if (p.D <= 64)
+    return p.bias ? WideSmem<64, 64, true>::kBytes
+                  : WideSmem<64, 64, false>::kBytes;
+  return p.bias ? WideSmem<128, 32, true>::kBytes
+                : WideSmem<128, 64, false>::kBytes;
+}
+
 }  // namespace
+
+extern "C" int aotrun_fb_attention_wide_fits(const aotrun_fb_attn_params *p) {
+  return wide_smem_bytes(*p) <= aotrun_attn_launch::device_smem_limit();
+}
 
 extern "C" cudaError_t aotrun_fb_attention_wide(const aotrun_fb_attn_params *p,
                                                 cudaStream_t stream) {

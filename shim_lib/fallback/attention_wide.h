@@ -27,6 +27,13 @@ extern "C" {
  * kernel. */
 #define AOTRUN_FB_ATTN_WIDE_MAX_D 128
 
+/* 1 when the current device gives a block the shared memory the wide
+ * kernel's tiles for p take (up to 102 KiB: every sm_80 / sm_90 part; not
+ * sm_86 / sm_89, whose limit is 99 KiB, for head dims over 64); else 0 and
+ * the 64-query kernel runs. The limit is asked once per device. */
+AOTRUN_FB_HIDDEN int aotrun_fb_attention_wide_fits(
+    const aotrun_fb_attn_params *p);
+
 /* Queues the forward on stream: float16 / bfloat16 (p->dtype 5 / 15) and
  * 1 <= D <= AOTRUN_FB_ATTN_WIDE_MAX_D, else cudaErrorInvalidValue. The
  * caller (aotrun_fb_attention) has checked the rest of p. */

@@ -362,6 +362,44 @@ static void test_f32_tiled_preconditions(void **state) {
                    cudaErrorInvalidValue);
 }
 
+/* Whether the wide and tiled kernels fit the device's shared memory per
+ * block: never without a GPU (the 64-query / SIMT kernels, which need
+ * less, are then chosen and fail at launch as before); with one, exactly
+ * when their tiles' bytes are within cudaDevAttrMaxSharedMemoryPerBlockOptin. */
+static void test_kernels_fit_shared_memory(void **state) {
+  (void)state;
+  aotrun_fb_attn_params p;
+  memset(&p, 0, sizeof p);
+  p.B = p.Hq = p.Hkv = p.L = p.S = 1;
+  char why[256];
+  int gpu = fb_gpu_available(why, sizeof why);
+  int limit = 0;
+  if (gpu) {
+    int dev = 0;
+    assert_int_equal(cudaGetDevice(&dev), cudaSuccess);
+    assert_int_equal(cudaDeviceGetAttribute(
+                         &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+                     cudaSuccess);
+  }
+  /* (D, bias, the wide tiles' bytes, the tiled float32 tiles' bytes) */
+  static const struct {
+    int64_t D;
+    int bias;
+    int wide, f32;
+  } cases[] = {{64, 0, 55296, 66560},   {64, 1, 92160, 66560},
+               {128, 0, 104448, 115712}, {128, 1, 90112, 115712},
+               {256, 0, 0, 139776}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    p.D = cases[i].D;
+    p.bias = cases[i].bias ? (const void *)&p : NULL;
+    if (cases[i].wide > 0)
+      assert_int_equal(aotrun_fb_attention_wide_fits(&p),
+                       gpu && cases[i].wide <= limit);
+    assert_int_equal(aotrun_fb_attention_f32_tiled_fits(&p),
+                     gpu && cases[i].f32 <= limit);
+  }
+}
+
 static void test_output_geometry_gpu(void **state) {
   (void)state;
   char why[256];
@@ -409,6 +447,7 @@ int main(void) {
       cmocka_unit_test(test_forward_ops_options),
       cmocka_unit_test(test_tc_wide_refuses_uncovered),
       cmocka_unit_test(test_f32_tiled_preconditions),
+      cmocka_unit_test(test_kernels_fit_shared_memory),
       cmocka_unit_test(test_output_geometry_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
