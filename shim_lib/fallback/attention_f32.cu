@@ -30,6 +30,7 @@
 
 #include "shim_lib/fallback/attention_f32.h"
 #include "shim_lib/fallback/attention_launch.cuh"
+#include "shim_lib/fallback/attention_tc.cuh"
 
 namespace {
 
@@ -48,20 +49,9 @@ constexpr int smem_floats() {
   return kBM * DP + 2 * BN * DP + BN * kLdP;
 }
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p) {
-  return (uint32_t)__cvta_generic_to_shared(p);
-}
-// 16 bytes global -> shared; src_bytes 0 writes zeros.
-__device__ __forceinline__ void cp_async16(void *dst, const void *src,
-                                           int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                   smem_addr(dst)),
-               "l"(src), "r"(src_bytes));
-}
-// Waits for every cp.async of this thread (a no-op when none was issued).
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
+// cp.async, shared with the tensor-core kernels (attention_tc.cuh).
+using aotrun_attn_tc::cp_async16;
+using aotrun_attn_tc::cp_async_wait_all;
 
 __device__ __forceinline__ void fma4(float4 &acc, float a, const float4 &b) {
   acc.x = fmaf(a, b.x, acc.x);

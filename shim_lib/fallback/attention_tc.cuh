@@ -1,7 +1,8 @@
 // attention_tc.cuh: device helpers of the tensor-core attention kernels
 // (attention_kernels.cu's attn_fwd_tc and attention_wide.cu's
 // attn_fwd_wide): dtype tags and conversions, mma.sync m16n8k16, ldmatrix,
-// cp.async and the Q/K/V tile loader. CUDA C++; included only by .cu files.
+// cp.async (also used by attention_f32.cu) and the Q/K/V tile loader. CUDA
+// C++; included only by .cu files.
 #ifndef AOTRUN_ATTENTION_TC_CUH
 #define AOTRUN_ATTENTION_TC_CUH
 
@@ -83,6 +84,10 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src,
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
                    smem_addr(dst)),
                "l"(src), "r"(src_bytes));
+}
+// Waits for every cp.async of this thread (a no-op when none was issued).
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::);
