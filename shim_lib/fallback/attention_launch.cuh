@@ -9,18 +9,26 @@
 namespace aotrun_attn_launch {
 
 // Raises a kernel's dynamic shared memory limit once per device (a bit
-// per device in *done, one word per kernel; a race only repeats the call).
+// per device in *done, one word per kernel; a race only repeats the call);
+// with max_carveout, also asks for the largest shared-memory carveout (for
+// kernels whose loads bypass L1 and want two big blocks per SM).
 template <typename K>
-inline cudaError_t allow_smem(K kernel, size_t smem,
-                              unsigned long long *done) {
-  if (smem <= 48 * 1024) return cudaSuccess;
+inline cudaError_t allow_smem(K kernel, size_t smem, unsigned long long *done,
+                              bool max_carveout = false) {
+  if (smem <= 48 * 1024 && !max_carveout) return cudaSuccess;
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = 1ull << (dev & 63);
   if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit) return cudaSuccess;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)smem);
+  if (smem > 48 * 1024)
+    e = cudaFuncSetAttribute(kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)smem);
+  if (e == cudaSuccess && max_carveout)
+    e = cudaFuncSetAttribute(kernel,
+                             cudaFuncAttributePreferredSharedMemoryCarveout,
+                             (int)cudaSharedmemCarveoutMaxShared);
   if (e == cudaSuccess) __atomic_fetch_or(done, bit, __ATOMIC_ACQ_REL);
   return e;
 }

@@ -491,28 +491,6 @@ __global__ void __launch_bounds__(kNT)
   store_lse(p, m_r, l_r, b, h, wr0, lane);
 }
 
-// Raises the kernel's dynamic shared memory limit and asks for the largest
-// shared-memory carveout (two blocks of up to 102 KiB per SM; the loads
-// bypass L1) once per device (a bit per device; a race only repeats it).
-template <typename K>
-cudaError_t setup_kernel(K kernel, size_t smem, unsigned long long *done) {
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (__atomic_load_n(done, __ATOMIC_ACQUIRE) & bit) return cudaSuccess;
-  if (smem > 48 * 1024)
-    e = cudaFuncSetAttribute(kernel,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)smem);
-  if (e == cudaSuccess)
-    e = cudaFuncSetAttribute(kernel,
-                             cudaFuncAttributePreferredSharedMemoryCarveout,
-                             (int)cudaSharedmemCarveoutMaxShared);
-  if (e == cudaSuccess) __atomic_fetch_or(done, bit, __ATOMIC_ACQ_REL);
-  return e;
-}
-
 // The bias tile's 16-byte loads: keys contiguous, rows 16-byte aligned.
 bool bias_vec_loads(const aotrun_fb_attn_params &p) {
   return p.b_ss == 1 && ((uintptr_t)p.bias & 15) == 0 && p.b_sb % 8 == 0 &&
@@ -524,7 +502,8 @@ cudaError_t launch_wide(const aotrun_fb_attn_params &p, cudaStream_t stream) {
   static unsigned long long done = 0;
   constexpr size_t smem = WideSmem<DP, BN, BIAS>::kBytes;
   auto kernel = attn_fwd_wide<T, DP, BN, QREG, BIAS>;
-  cudaError_t e = setup_kernel(kernel, smem, &done);
+  // Two blocks of up to 102 KiB per SM: the largest carveout.
+  cudaError_t e = aotrun_attn_launch::allow_smem(kernel, smem, &done, true);
   if (e != cudaSuccess) return e;
   const int vec = tc_vec_loads(p) ? 1 : 0, pair = tc_pair_stores(p) ? 1 : 0;
   const int bvec = BIAS && bias_vec_loads(p) ? 1 : 0;
