@@ -14,7 +14,6 @@ The library is linked -Bsymbolic, so its calls between aoti_torch_*
 functions stay inside it even in a process that loaded libtorch.
 """
 
-import contextlib
 import ctypes
 import os
 from contextlib import contextmanager
@@ -141,12 +140,12 @@ class Shim:
     def last_error(self):
         return self.lib.aotrun_shim_last_error().decode("utf-8", "replace")
 
-    @contextlib.contextmanager
+    @contextmanager
     def kernel_options(self, values):
         """Sets the variables in `values` (None: unset) for the block and
         has the shim read its kernel choice again (it reads AOTRUN_ATTN_TC,
-        AOTRUN_ATTN_F32 and AOTRUN_CONV_API once, not at each call); then
-        restores them and re-reads."""
+        AOTRUN_ATTN_F32, AOTRUN_CONV_API and AOTRUN_GEMM_LT once, not at
+        each call); then restores them and re-reads."""
         old = {k: os.environ.get(k) for k in values}
 
         def apply(vals):

@@ -19,7 +19,6 @@ that the graph path found engines (no fallback to the legacy API) for the
 benchmark's problems.
 """
 
-
 import pytest
 
 DTYPES = ["float32", "float16", "bfloat16", "float64"]
