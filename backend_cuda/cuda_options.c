@@ -60,6 +60,7 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
   o->share_weights = 1;
   o->log_level = AOTRUN_LOG_INFO;
   o->warm_up = 1;
+  o->warm_up_run = 1;
 }
 
 const char *aotrun_cuda_option_key(aotrun_cuda_option_id id) {

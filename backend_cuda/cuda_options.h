@@ -43,7 +43,7 @@
  *        so the model's own lazy work (kernel modules, per-shape library
  *        kernels) is not the first call's; only for methods whose manifest
  *        says they write no buffer and that import no random or assert op
- *        (warm_up_run_plan.h; default 0); read on a method
+ *        (warm_up_run_plan.h; default 1); read on a method
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a

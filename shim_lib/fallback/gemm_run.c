@@ -3,8 +3,8 @@
  * is one contiguous row -- cuBLASLt with the RELU / GELU(tanh) / BIAS
  * epilogue (gemm_lt.c); elsewhere a plain GEMM -- cublasGemmEx, or
  * cuBLASLt without an epilogue where AOTRUN_GEMM_LT=1 -- and then the
- * activation kernel, as ATen; with AOTRUN_GEMM_LT=1 a batch whose bias is
- * one row, beta 1, takes it in the BIAS epilogue too).
+ * activation kernel, as ATen; a batch whose bias is one row, beta 1, takes
+ * it in the BIAS epilogue too, unless AOTRUN_BADDBMM_BIAS=copy).
  *
  * cuBLAS is column-major; a row-major C = A @ B is the column-major
  * C^T = B^T @ A^T, so B goes first. Each operand is used in place when it is
@@ -24,6 +24,7 @@
 #include "shim_lib/fallback/fallback_temp.h"
 #include "shim_lib/fallback/gemm.h"
 #include "shim_lib/fallback/gemm_lt.h"
+#include "shim_lib/fallback/kernel_options.h"
 
 static aotrun_fb_matrix transposed(const aotrun_fb_matrix *x) {
   aotrun_fb_matrix t = *x;
@@ -206,14 +207,15 @@ static int lt_compliant(const aotrun_fb_gemm *g) {
 }
 
 /* Whether a batch (baddbmm) takes its bias in cuBLASLt's BIAS epilogue
- * instead of a copy of the bias into out and a GEMM with beta 1: only with
- * AOTRUN_GEMM_LT=1 (kernel_options.h; ATen copies), beta == 1, float
+ * instead of a copy of the bias into out and a GEMM with beta 1 (as ATen):
+ * unless AOTRUN_BADDBMM_BIAS=copy (kernel_options.h), beta == 1, float
  * operands, and one bias row shared by every matrix. The sums are ATen's:
  * alpha * (a @ b) + bias in float, one rounding. */
 static int batched_bias_ok(const aotrun_fb_gemm *g) {
   return g->batch > 1 && g->batch <= INT32_MAX && g->has_bias &&
          g->beta == 1.0 && g->dtype != AOTRUN_FB_FLOAT64 &&
-         g->bias_batch_stride == 0 && aotrun_fb_plain_lt_enabled();
+         g->bias_batch_stride == 0 &&
+         aotrun_fb_baddbmm_bias_epilogue_enabled();
 }
 
 /* The bias as the cuBLASLt BIAS epilogue's vector: an addmm / fused

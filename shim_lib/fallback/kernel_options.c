@@ -13,7 +13,8 @@ enum {
   ATTN_TC_WIDE = 2,
   ATTN_F32_TILED = 4,
   CONV_GRAPH = 8,
-  GEMM_LT = 16
+  GEMM_LT = 16,
+  BADDBMM_BIAS_EPILOGUE = 32
 };
 
 static atomic_int options;
@@ -30,6 +31,7 @@ static int read_options(void) {
   if (!env_is("AOTRUN_ATTN_F32", "simt")) o |= ATTN_F32_TILED;
   if (!env_is("AOTRUN_CONV_API", "legacy")) o |= CONV_GRAPH;
   if (env_is("AOTRUN_GEMM_LT", "1")) o |= GEMM_LT;
+  if (!env_is("AOTRUN_BADDBMM_BIAS", "copy")) o |= BADDBMM_BIAS_EPILOGUE;
   return o;
 }
 
@@ -60,3 +62,7 @@ int aotrun_fb_conv_graph_enabled(void) {
 }
 
 int aotrun_fb_plain_lt_enabled(void) { return (current() & GEMM_LT) != 0; }
+
+int aotrun_fb_baddbmm_bias_epilogue_enabled(void) {
+  return (current() & BADDBMM_BIAS_EPILOGUE) != 0;
+}

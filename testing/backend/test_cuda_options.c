@@ -25,6 +25,11 @@ static void test_defaults(void **state) {
   assert_string_equal(out.string_value, "info");
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_SHARE_WEIGHTS, &out);
   assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 1);  /* init does the one-time work, the model's own included (issue 12) */
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_WARM_UP, &out);
+  assert_int_equal(out.bool_value, 1);
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_WARM_UP_RUN, &out);
+  assert_string_equal(out.key, "warm_up_run");
   assert_int_equal(out.bool_value, 1);
 }
 

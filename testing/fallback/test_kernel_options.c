@@ -14,7 +14,8 @@
 #include "shim_lib/fallback/kernel_options.h"
 
 static const char *const VARS[] = {"AOTRUN_ATTN_TC", "AOTRUN_ATTN_F32",
-                                   "AOTRUN_CONV_API", "AOTRUN_GEMM_LT"};
+                                   "AOTRUN_CONV_API", "AOTRUN_GEMM_LT",
+                                   "AOTRUN_BADDBMM_BIAS"};
 
 static void clear_env(void) {
   for (size_t i = 0; i < sizeof VARS / sizeof *VARS; i++) unsetenv(VARS[i]);
@@ -27,27 +28,32 @@ static int reset(void **state) {
   return 0;
 }
 
-/* wide, tiled, graph: the three choices as one number for messages. */
+/* wide, tiled, graph, baddbmm epilogue: the four choices as one number
+ * for messages. */
 static int choice(void) {
-  return aotrun_fb_attn_tc_wide_enabled() * 100 +
-         aotrun_fb_attn_f32_tiled_enabled() * 10 +
-         aotrun_fb_conv_graph_enabled();
+  return aotrun_fb_attn_tc_wide_enabled() * 1000 +
+         aotrun_fb_attn_f32_tiled_enabled() * 100 +
+         aotrun_fb_conv_graph_enabled() * 10 +
+         aotrun_fb_baddbmm_bias_epilogue_enabled();
 }
 
 static void test_defaults_are_the_faster_kernels(void **state) {
   (void)state;
-  assert_int_equal(choice(), 111);
+  assert_int_equal(choice(), 1111);
 }
 
 static void test_exact_values_pick_the_older_kernels(void **state) {
   (void)state;
   setenv("AOTRUN_ATTN_TC", "narrow", 1);
   aotrun_shim_read_kernel_options();
-  assert_int_equal(choice(), 11);
+  assert_int_equal(choice(), 111);
   setenv("AOTRUN_ATTN_F32", "simt", 1);
   aotrun_shim_read_kernel_options();
-  assert_int_equal(choice(), 1);
+  assert_int_equal(choice(), 11);
   setenv("AOTRUN_CONV_API", "legacy", 1);
+  aotrun_shim_read_kernel_options();
+  assert_int_equal(choice(), 1);
+  setenv("AOTRUN_BADDBMM_BIAS", "copy", 1);
   aotrun_shim_read_kernel_options();
   assert_int_equal(choice(), 0);
 }
@@ -58,12 +64,14 @@ static void test_other_values_keep_the_defaults(void **state) {
   const char *tc[] = {"NARROW", "", "wide", "default"};
   const char *f32[] = {"SIMT", "", "tiled", "default"};
   const char *conv[] = {"LEGACY", "", "graph", "default"};
+  const char *bias[] = {"COPY", "", "epilogue", "default"};
   for (int i = 0; i < 4; i++) {
     setenv("AOTRUN_ATTN_TC", tc[i], 1);
     setenv("AOTRUN_ATTN_F32", f32[i], 1);
     setenv("AOTRUN_CONV_API", conv[i], 1);
+    setenv("AOTRUN_BADDBMM_BIAS", bias[i], 1);
     aotrun_shim_read_kernel_options();
-    assert_int_equal(choice(), 111);
+    assert_int_equal(choice(), 1111);
   }
 }
 
@@ -79,24 +87,24 @@ static void test_gemm_lt_is_opt_in(void **state) {
   setenv("AOTRUN_GEMM_LT", "1", 1);
   aotrun_shim_read_kernel_options();
   assert_true(aotrun_fb_plain_lt_enabled());
-  assert_int_equal(choice(), 111); /* the others untouched */
+  assert_int_equal(choice(), 1111); /* the others untouched */
   unsetenv("AOTRUN_GEMM_LT");
   assert_true(aotrun_fb_plain_lt_enabled()); /* read once */
 }
 
 static void test_read_once_until_asked_again(void **state) {
   (void)state;
-  assert_int_equal(choice(), 111);
+  assert_int_equal(choice(), 1111);
   /* No lookup per call: a change is seen only after the re-read. */
   setenv("AOTRUN_ATTN_TC", "narrow", 1);
   setenv("AOTRUN_CONV_API", "legacy", 1);
-  assert_int_equal(choice(), 111);
+  assert_int_equal(choice(), 1111);
   aotrun_shim_read_kernel_options();
-  assert_int_equal(choice(), 10);
+  assert_int_equal(choice(), 101);
   clear_env();
-  assert_int_equal(choice(), 10);
+  assert_int_equal(choice(), 101);
   aotrun_shim_read_kernel_options();
-  assert_int_equal(choice(), 111);
+  assert_int_equal(choice(), 1111);
 }
 
 int main(void) {

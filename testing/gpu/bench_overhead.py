@@ -896,7 +896,7 @@ def render_markdown(res):
                 ("replay_copies_sync", "replay, device I/O: copy in + graph + "
                  "copy out on the stream + sync"),
                 ("replay_memcpy_nodes_sync", "replay, device I/O: memcpy nodes "
-                 "re-pointed (ExecMemcpyNodeSetParams1D) + graph + sync"),
+                 "re-pointed (ExecMemcpyNodeSetParams) + graph + sync"),
                 ("replay_kernel_nodes_sync", "replay, device I/O: copy-kernel "
                  "nodes re-pointed (ExecKernelNodeSetParams) + graph + sync")):
             if floor.get(key):

@@ -21,7 +21,7 @@
 //                             cudaMemcpyAsync out (aotrun's replay today)
 //     replay_memcpy_nodes_sync  the copies are memcpy nodes of the graph,
 //                             pointed at this call's buffers with
-//                             cudaGraphExecMemcpyNodeSetParams1D, then one
+//                             cudaGraphExecMemcpyNodeSetParams, then one
 //                             cudaGraphLaunch
 //     replay_kernel_nodes_sync  the copies are copy-kernel nodes, pointed
 //                             with cudaGraphExecKernelNodeSetParams
@@ -109,6 +109,10 @@ enum work_kind {
 
 // A replay's graph and the caller's two buffer pairs it alternates over.
 struct replay {
+  // The graph outlives its exec: the exec node setters take the node
+  // handles of the graph the exec was instantiated from, and those die
+  // with it (destroying it first made every update "invalid argument").
+  cudaGraph_t graph;
   cudaGraphExec_t exec;
   cudaGraphNode_t in_node, out_node; // the copy nodes (node variants)
   cudaMemcpy3DParms in_copy, out_copy; // memcpy nodes' params as built
@@ -153,9 +157,7 @@ static int issue_replay(const work &w) {
              TRY(cudaMemcpyAsync(r->caller_out[k], r->static_out, w.bytes, d2d,
                                  w.stream));
     case REPLAY_MEMCPY_NODES: {
-      // The node's own parameters with the pointers changed: the 1D setter
-      // (cudaGraphExecMemcpyNodeSetParams1D) refused with invalid argument
-      // on an H100 (driver 580, CUDA 13).
+      // The node's own parameters with the pointers changed.
       cudaMemcpy3DParms in = r->in_copy, out = r->out_copy;
       in.srcPtr.ptr = r->caller_in[k];
       out.dstPtr.ptr = r->caller_out[k];
@@ -216,8 +218,8 @@ static int make_graph(int n, cudaStream_t s, cudaGraphExec_t *out) {
 // so the copy nodes' handles are known.
 static int make_replay_graph(work_kind kind, int n, size_t bytes,
                              replay *r) {
-  cudaGraph_t g = NULL;
-  if (TRY(cudaGraphCreate(&g, 0))) return 1;
+  if (TRY(cudaGraphCreate(&r->graph, 0))) return 1;
+  cudaGraph_t g = r->graph;
   cudaGraphNode_t prev = NULL;
   int bad = 0;
   size_t count = bytes;
@@ -256,7 +258,6 @@ static int make_replay_graph(work_kind kind, int n, size_t bytes,
   else if (!bad && kind == REPLAY_KERNEL_NODES)
     bad = TRY(cudaGraphAddKernelNode(&r->out_node, g, &prev, 1, &copy));
   if (!bad) bad = TRY(cudaGraphInstantiate(&r->exec, g, 0));
-  cudaGraphDestroy(g);
   return bad;
 }
 
@@ -453,7 +454,9 @@ int main(int argc, char **argv) {
         replayed[k][i] = measure(o, w, times);
       }
       if (r.exec != NULL) cudaGraphExecDestroy(r.exec);
+      if (r.graph != NULL) cudaGraphDestroy(r.graph);
       r.exec = NULL;
+      r.graph = NULL;
     }
     if (g_error[0] != '\0') {
       memcpy(replay_error[k], g_error, sizeof g_error);

@@ -133,7 +133,7 @@ bench_family() {
   AOTRUN_SHIM_LIB=$B/lib/libaotrun_shim.so timeout 150 python3 testing/gpu/bench_fallbacks.py \
     --only "$1" "$OUT/bench_$1.json" "$OUT/bench_$1.md" > "$W/logs/bench_$1.log" 2>&1 ||
     echo "bench $1 failed: $(tail -n 3 "$W/logs/bench_$1.log")"
-  grep -E "^\\| $2" "$OUT/bench_$1.md"
+  grep -E "^\\| ${2:-}" "$OUT/bench_$1.md"
 }
 # 2b'. Convolution on both cuDNN paths (opt-in: AOTRUN_GPU_PARTS=conv_bench):
 # bench_fallbacks.py --only conv: aotrun graph (default), aotrun legacy and
@@ -151,7 +151,7 @@ fi
 # narrow" and "f32 simt", and torch per case in one process
 # ($OUT/bench_attention.md).
 part attn_bench && bench_family attention sdpa
-part gemm_bench && bench_family gemm_family 
+part gemm_bench && bench_family gemm_family
 # 2c. Exporter passes on the GPU (compiles in parallel processes).
 if part passes; then
 timeout 400 python3 -m pytest -q -rs -p no:cacheprovider testing/gpu/export_passes \

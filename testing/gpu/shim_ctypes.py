@@ -144,7 +144,8 @@ class Shim:
     def kernel_options(self, values):
         """Sets the variables in `values` (None: unset) for the block and
         has the shim read its kernel choice again (it reads AOTRUN_ATTN_TC,
-        AOTRUN_ATTN_F32, AOTRUN_CONV_API and AOTRUN_GEMM_LT once, not at
+        AOTRUN_ATTN_F32, AOTRUN_CONV_API, AOTRUN_GEMM_LT and
+        AOTRUN_BADDBMM_BIAS once, not at
         each call); then restores them and re-reads."""
         old = {k: os.environ.get(k) for k in values}
 

@@ -21,13 +21,13 @@ def cases(shim, torch):
            "aotrun": lambda: shim.call("aoti_torch_cuda_baddbmm_out", ho, hb, h1, h2, 1.0, 0.5),
            "aten": lambda: torch.baddbmm(bias, a1, a2, alpha=0.5, out=out),
            "bytes": 4 * b * n * n * 2,
-           "env": {"AOTRUN_GEMM_LT": None},
-           "variants": [{"label": "gemm_lt (bias epilogue)",
+           "env": {"AOTRUN_BADDBMM_BIAS": None},
+           "variants": [{"label": "copy (AOTRUN_BADDBMM_BIAS=copy)",
                          "fn": lambda: shim.call("aoti_torch_cuda_baddbmm_out",
                                                  ho, hb, h1, h2, 1.0, 0.5),
-                         "env": {"AOTRUN_GEMM_LT": "1"}}],
-           "note": "bias broadcast into out, then one strided-batched GEMM; "
-                   "AOTRUN_GEMM_LT=1: the bias in cuBLASLt's BIAS epilogue"}
+                         "env": {"AOTRUN_BADDBMM_BIAS": "copy"}}],
+           "note": "the bias in cuBLASLt's BIAS epilogue, one strided-batched "
+                   "GEMM; AOTRUN_BADDBMM_BIAS=copy: bias broadcast into out first, as ATen"}
 
     m, k, nn = 8192, 4096, 4096
     x = torch.randn(m, k, device="cuda", dtype=bf)

@@ -79,12 +79,21 @@ def operand(torch, shape, dtype, k, layout):
 
 # ---------------------------------------------------------------- baddbmm
 
-@pytest.fixture(params=[None, "1"], ids=["cublas", "gemm_lt"])
+GEMM_PATHS = {
+    # the default: a row bias with beta 1 in cuBLASLt's BIAS epilogue, the
+    # rest copied into out before cublasGemmEx
+    "epilogue": {"AOTRUN_BADDBMM_BIAS": None, "AOTRUN_GEMM_LT": None},
+    # ATen's way: every bias copied into out, then cublasGemmEx
+    "copy": {"AOTRUN_BADDBMM_BIAS": "copy", "AOTRUN_GEMM_LT": None},
+    # plain GEMMs through cuBLASLt too
+    "gemm_lt": {"AOTRUN_BADDBMM_BIAS": None, "AOTRUN_GEMM_LT": "1"},
+}
+
+
+@pytest.fixture(params=list(GEMM_PATHS), ids=list(GEMM_PATHS))
 def gemm_lt(request, shim):
-    """Each baddbmm case with AOTRUN_GEMM_LT unset (the bias copied into
-    out, then cublasGemmEx) and set to 1 (a row bias with beta 1 in
-    cuBLASLt's BIAS epilogue; the rest through cuBLASLt without one)."""
-    with shim.kernel_options({"AOTRUN_GEMM_LT": request.param}):
+    """Each baddbmm case on each path of gemm_run.c (GEMM_PATHS)."""
+    with shim.kernel_options(GEMM_PATHS[request.param]):
         yield request.param
 
 
@@ -125,7 +134,7 @@ def test_baddbmm_beta0_ignores_nan_and_strided_out(torch, shim, H, gemm_lt,
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_baddbmm_row_bias_broadcast_operand(torch, shim, H, gemm_lt, dtype):
-    """A row bias with beta 1 (the epilogue's case under AOTRUN_GEMM_LT=1)
+    """A row bias with beta 1 (the epilogue's case by default)
     and batch1 expanded over the batch (stride 0): the copy path."""
     d = dt(torch, dtype)
     b, m, k, n = 4, 24, 16, 40
