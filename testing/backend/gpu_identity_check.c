@@ -31,6 +31,7 @@
  * Exit 0 pass, 1 fail, 2 usage, 77 skip.
  */
 #include <dirent.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -289,6 +290,12 @@ static void check_queries(const aotrun_backend *b, program *p,
     check(0, "queries: init: %s", t->last_error(NULL));
     return;
   }
+  /* The handle's bytes (the backend callocs one block; its usable size
+   * covers the struct whatever its layout) before the queries, to show
+   * afterwards that none of them wrote into it. */
+  size_t bytes = malloc_usable_size(m);
+  unsigned char *before = malloc(bytes);
+  if (before != NULL) memcpy(before, m, bytes);
   query_thread q = {.t = t, .m = m};
   pthread_t th;
   int started = pthread_create(&th, NULL, failing_query, &q) == 0;
@@ -307,6 +314,18 @@ static void check_queries(const aotrun_backend *b, program *p,
   check(s == AOTRUN_ERR_INVALID_ARGUMENT && strstr(mine, "io kind 5") != NULL,
         "queries: this thread's failing get_num_io is its last_error: "
         "\"%s\"", mine);
+  size_t n_in = 0;
+  aotrun_io_info info = {.struct_size = sizeof info};
+  int ok = t->get_num_io(m, AOTRUN_IO_INPUT, &n_in) == AOTRUN_OK &&
+           (n_in == 0 || t->get_io_info(m, AOTRUN_IO_INPUT, 0, &info) ==
+                             AOTRUN_OK);
+  (void)t->last_error(m);
+  check(ok && before != NULL && memcmp(before, m, bytes) == 0,
+        "queries: %zu bytes of the handle unchanged by two failing and two "
+        "working queries and last_error (%s)", bytes,
+        before == NULL ? "no memory for the copy"
+                       : ok ? "compared" : "a working query failed");
+  free(before);
   if (f->num_inputs > 0) {
     s = execute_files(t, m, f);
     check(s == AOTRUN_OK && strcmp(t->last_error(m), "") == 0,
