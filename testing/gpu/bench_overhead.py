@@ -574,8 +574,10 @@ def nvidia_smi_peak(pid, stop, box):
         stop.wait(0.1)
 
 
-def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False):
-    """Runs aotrun bench --json; returns its parsed JSON (raises on error)."""
+def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
+                 options=()):
+    """Runs aotrun bench --json (with --option for each of `options`);
+    returns its parsed JSON (raises on error)."""
     exp = mres["export"].get("aotrun", {})
     if "program" not in exp:
         raise Recorded("no aotrun program (export failed: "
@@ -593,6 +595,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False):
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
     if not gpu_time:
         cmd.append("--no-gpu-time")
+    for o in options:
+        cmd += ["--option", o]
     box, stop = {}, threading.Event()
     try:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -727,6 +731,16 @@ def measure_rounds(a, budget, results, save):
                             vres["latency_with_gpu_timing_us"] = g["latency_us"]["median"]
                         except Exception as e:
                             vres["gpu_time_error"] = describe(e)[:500]
+                    if first and variant == "aotrun_nograph_device" and \
+                            budget.left() > a.reserve + 10:
+                        try:  # the first call without init's warm-up run
+                            w = aotrun_bench(a, env, mres, variant,
+                                             min(60, budget.left() - a.reserve),
+                                             options=["warm_up_run=false"])
+                            vres["first_call_no_warm_up_run_us"] = w.get("first_call_us")
+                            vres["init_no_warm_up_run_us"] = w.get("init_us")
+                        except Exception as e:
+                            vres["no_warm_up_run_error"] = describe(e)[:500]
                 vres.setdefault("rounds_us", []).append(us)
                 vres.pop("error", None)
             except Exception as e:
@@ -850,9 +864,10 @@ def render_markdown(res):
     L.append("Export, start-up and memory:")
     L.append("")
     L.append("| model | aotrun export s | torch default export s | aotrun init ms | "
-             "aotrun first call us (no graph / graph) | GPU busy us/call (no graph / graph) | "
+             "aotrun first call us (no graph / graph) | "
+             "without warm_up_run: init ms, first call us (no graph) | GPU busy us/call (no graph / graph) | "
              "kernels: wrapper (triton + extern) / eager profiler | aotrun peak device MiB | torch peak allocated MiB |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, m in res.get("models", {}).items():
         e = m.get("export", {})
         ae, te = e.get("aotrun", {}), e.get("torch_default", {})
@@ -867,6 +882,8 @@ def render_markdown(res):
             _f(te.get("seconds")) if "seconds" in te else ("failed: " + te["error"].replace("|", "/")[:100] if te.get("error") else "-"),
             _f((nd.get("init_us_median") or 0) / 1e3 if nd.get("init_us_median") else None),
             f"{_f(nd.get('first_call_us_median'))} / {_f(gd.get('first_call_us_median'))}",
+            (f"{_f((nd.get('init_no_warm_up_run_us') or 0) / 1e3 if nd.get('init_no_warm_up_run_us') else None)}, "
+             f"{_f(nd.get('first_call_no_warm_up_run_us'))}"),
             f"{_f(nd.get('gpu_time_us'))} / {_f(gd.get('gpu_time_us'))}",
             kern,
             _f(m.get("aotrun_peak_device_mib"), "%.0f"),
