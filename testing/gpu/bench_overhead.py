@@ -308,19 +308,20 @@ def probe_packages(a, budget, results, save):
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--kind",
                "probe", "--model", pt2, "--inputs", ",".join(ins),
                "--work", a.work, "--result", rpath]
-        # torch's own package needs none of the bundle's libraries: its
-        # process gets the environment this script was started with (the
-        # bundle's paths put /usr/local/cuda/lib64 before torch's wheels).
-        penv = dict(os.environ) if variant == "aoti_torch_default" else env
+        # torch's own package needs none of the bundle's libraries, and
+        # LD_LIBRARY_PATH entries win over the RUNPATH of torch's wheels
+        # (/usr/local/cuda/lib64's cuBLAS instead of the wheel's): its
+        # process gets no LD_LIBRARY_PATH at all.
+        torch_own = variant == "aoti_torch_default"
+        penv = clean_env() if torch_own else env
         rc, out, err = sh(cmd, min(120, max(5, budget.left() - a.reserve)), env=penv)
         try:
             with open(rpath) as f:
                 res = json.load(f)
         except (OSError, ValueError):
-            tail = " / ".join(l.strip() for l in (err or out or "").splitlines()
-                              if l.strip())[-600:]
-            res = {"error": f"the loader process died (rc {rc}): {tail}"}
-        res["library_path"] = "bundle" if penv is env else "inherited"
+            res = {"error": f"the loader process died (rc {rc}): "
+                            f"{crash_report(err or out or '')}"}
+        res["library_path"] = "none (LD_LIBRARY_PATH unset)" if torch_own else "bundle"
         return model, variant, res
 
     with ThreadPoolExecutor(4) as ex:
@@ -388,6 +389,23 @@ def gpu_info():
     except Exception as e:
         info["torch_error"] = f"{type(e).__name__}: {e}"[:300]
     return info
+
+
+def clean_env():
+    """This process's environment without LD_LIBRARY_PATH / LD_PRELOAD."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+
+
+def crash_report(text, limit=1200):
+    """What a crashed Python process said that matters: faulthandler's
+    report from its "Fatal Python error" line (the stack, innermost first),
+    without the list of extension modules it ends with; else the tail."""
+    i = text.find("Fatal Python error")
+    if i < 0:
+        return " / ".join(l.strip() for l in text.splitlines() if l.strip())[-600:]
+    body = text[i:].split("\nExtension modules:")[0]
+    return " / ".join(l.strip() for l in body.splitlines() if l.strip())[:limit]
 
 
 def subprocess_env(bundle):
@@ -814,7 +832,9 @@ def render_markdown(res):
     L.append("Columns: torch eager and torch CUDA-graph replay (input copied "
              "into the static buffer) on device tensors; torch's AOTI runner "
              "(`aoti_load_package`) on aotrun's package and on torch's default "
-             "one; aotrun bench without and with CUDA graphs "
+             "one (aotrun's package is exported without linking libtorch, its "
+             "`aoti_torch_*` imports bound to aotrun's shim, so torch's runner "
+             "is expected to refuse it: undefined symbol; docs/loading.md); aotrun bench without and with CUDA graphs "
              "(`enable_cuda_graph_for_method`), inputs and outputs in device "
              "memory (`--device-io`) or host memory (copies counted). "
              "Floor: `launch_floor`, N empty kernels launched + synchronised "
