@@ -1,6 +1,8 @@
 /* cuda_graph_ops.c: see cuda_graph_ops.h. */
 #include "backend_cuda/cuda_graph_ops.h"
 
+#include <stdlib.h>
+
 #include <cuda_runtime_api.h>
 
 #include "aot_loader/fault_point.h"
@@ -199,6 +201,77 @@ static size_t pool_bytes(void *ctx, void *pool) {
   return aotrun_graph_pool_reserved(pool);
 }
 
+/* ---- input copies as nodes of the graph (graph_input_nodes.h) ---- */
+
+static const void *source_of(const DLTensor *t) {
+  return (const char *)t->data + t->byte_offset;
+}
+
+/* Each node is added first, then made a dependency of the roots that the
+ * captured graph had (read before any node is added). */
+static aotrun_status add_input_nodes(void *ctx, void *graph,
+                                     const DLTensor *in, const DLTensor *st,
+                                     size_t n, void **nodes,
+                                     aotrun_error *err) {
+  (void)ctx;
+  cudaGraph_t g = (cudaGraph_t)graph;
+  size_t num_roots = 0;
+  cudaError_t e = cudaGraphGetRootNodes(g, NULL, &num_roots);
+  if (e != cudaSuccess) return cuda_failed(err, "cudaGraphGetRootNodes", e);
+  cudaGraphNode_t *roots = calloc(num_roots + 1, sizeof *roots);
+  if (roots == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory for %zu graph root nodes",
+                            num_roots);
+  e = cudaGraphGetRootNodes(g, roots, &num_roots);
+  aotrun_status status = AOTRUN_OK;
+  if (e != cudaSuccess)
+    status = cuda_failed(err, "cudaGraphGetRootNodes", e);
+  for (size_t i = 0; i < n && status == AOTRUN_OK; i++) {
+    cudaGraphNode_t node = NULL;
+    e = cudaGraphAddMemcpyNode1D(&node, g, NULL, 0, st[i].data,
+                                 source_of(&in[i]), nbytes_of(&in[i]),
+                                 cudaMemcpyDeviceToDevice);
+    if (e != cudaSuccess) {
+      status = cuda_failed(err, "cudaGraphAddMemcpyNode1D", e);
+      break;
+    }
+    nodes[i] = node;
+    for (size_t r = 0; r < num_roots && e == cudaSuccess; r++)
+      e = cudaGraphAddDependencies(g, &node, &roots[r], NULL, 1);
+    if (e != cudaSuccess)
+      status = cuda_failed(err, "cudaGraphAddDependencies", e);
+  }
+  free(roots);
+  return status;
+}
+
+static aotrun_status point_input_node(void *ctx, void *exec, void *node,
+                                      const DLTensor *in, const DLTensor *st,
+                                      aotrun_error *err) {
+  (void)ctx;
+  cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(
+      (cudaGraphExec_t)exec, (cudaGraphNode_t)node, st->data,
+      source_of(in), nbytes_of(in), cudaMemcpyDeviceToDevice);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* a refused pointer is not the stream's */
+    return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status enable_input_node(void *ctx, void *exec, void *node,
+                                       int on, aotrun_error *err) {
+  (void)ctx;
+  cudaError_t e = cudaGraphNodeSetEnabled(
+      (cudaGraphExec_t)exec, (cudaGraphNode_t)node, on ? 1u : 0u);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cuda_failed(err, "cudaGraphNodeSetEnabled", e);
+  }
+  return AOTRUN_OK;
+}
+
 static void log_message(void *ctx, int32_t level, const char *message) {
   if (C(ctx)->log != NULL) C(ctx)->log(C(ctx)->log_ctx, level, message);
 }
@@ -227,6 +300,9 @@ aotrun_graph_ops aotrun_cuda_graph_ops(aotrun_cuda_graph_ctx *ctx) {
       .pool_destroy = pool_destroy,
       .pool_bytes = pool_bytes,
       .log = log_message,
+      .add_input_nodes = add_input_nodes,
+      .point_input_node = point_input_node,
+      .enable_input_node = enable_input_node,
   };
   return ops;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "aot_loader/method_runner.h"
+#include "backend_cuda/graph_input_nodes.h"
 #include "backend_cuda/graph_shape_cache.h"
 
 #define METHOD_NAME_MAX 128
@@ -26,6 +27,7 @@ typedef struct capture {
   void *pool;
   void *graph;
   void *exec;
+  aotrun_graph_input_nodes input_nodes; /* count 0: copies on the stream */
   size_t static_bytes; /* bytes of the static buffers */
   int have_shapes;   /* static_inputs describe a capture call */
   int capturing;     /* begin_capture succeeded, end_capture not yet called */
@@ -44,6 +46,7 @@ struct aotrun_graph_state {
   int failed;    /* a capture failed: off until recapture */
   int warmup_left;
   int max_graphs; /* option cuda_graph_shapes; 0: one graph, refusal */
+  int input_nodes; /* option cuda_graph_input_nodes */
   char reason[REASON_MAX];
   capture slots[AOTRUN_GRAPH_MAX_SHAPES];
   aotrun_graph_shape_cache shapes; /* slot i's shapes, LRU clock, commit */
@@ -125,6 +128,7 @@ static void release_slot(aotrun_graph_state *s, capture *c) {
   if (c->exec != NULL) s->ops.destroy_exec(s->ops.ctx, c->exec);
   if (c->graph != NULL) s->ops.destroy_graph(s->ops.ctx, c->graph);
   c->exec = c->graph = NULL;
+  aotrun_graph_input_nodes_forget(&c->input_nodes);
   if (c->pool != NULL) s->ops.pool_destroy(s->ops.ctx, c->pool);
   c->pool = NULL;
   free_static_buffers(s, c);
@@ -156,6 +160,7 @@ static void free_capture_arrays(capture *c) {
   free(c->static_shapes);
   free(c->static_buffers);
   free(c->outputs);
+  free(c->input_nodes.nodes);
   memset(c, 0, sizeof *c);
 }
 
@@ -174,8 +179,9 @@ static int capture_arrays(aotrun_graph_state *s, capture *c) {
   c->static_shapes = calloc(ni * AOTRUN_MAX_DIMS, sizeof(int64_t));
   c->static_buffers = calloc(ni, sizeof(void *));
   c->outputs = calloc(s->num_outputs + 1, sizeof(AtenTensorHandle));
+  c->input_nodes.nodes = calloc(ni, sizeof(void *));
   if (c->static_inputs && c->static_shapes && c->static_buffers &&
-      c->outputs &&
+      c->outputs && c->input_nodes.nodes &&
       aotrun_graph_shape_cache_reserve(&s->shapes, slot_of(s, c)))
     return 1;
   free_capture_arrays(c);
@@ -456,6 +462,11 @@ static aotrun_status capture_until_launch(aotrun_graph_state *s, capture *c,
     if (st != AOTRUN_OK) c->pool = NULL;
   }
   if (st == AOTRUN_OK) st = record(s, c, err);
+  if (st == AOTRUN_OK && s->input_nodes &&
+      aotrun_graph_input_nodes_usable(&s->ops, in, s->num_inputs, s->device))
+    st = aotrun_graph_input_nodes_attach(&s->ops, c->graph, in,
+                                         c->static_inputs, s->num_inputs,
+                                         &c->input_nodes, err);
   if (st == AOTRUN_OK) {
     void *exec = NULL;
     st = s->ops.instantiate(s->ops.ctx, c->graph, &exec, err);
@@ -561,12 +572,14 @@ static aotrun_status check_captured_shapes(const aotrun_graph_state *s,
   return AOTRUN_OK;
 }
 
-/* Copies in, launches graph c, copies out. */
+/* Inputs in (nodes of the graph or stream copies), launches graph c,
+ * copies out. */
 static aotrun_status replay(aotrun_graph_state *s, capture *c,
                             const DLTensor *in, DLTensor *out, size_t n_out,
                             aotrun_error *err) {
-  aotrun_status st = s->ops.copy_inputs(s->ops.ctx, in, c->static_inputs,
-                                        s->num_inputs, err);
+  aotrun_status st = aotrun_graph_input_nodes_stage(
+      &s->ops, c->exec, &c->input_nodes, in, c->static_inputs,
+      s->num_inputs, s->device, err);
   if (st == AOTRUN_OK) st = s->ops.launch(s->ops.ctx, c->exec, err);
   if (st == AOTRUN_OK)
     st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
@@ -669,6 +682,17 @@ size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s) {
 
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s) {
   return s ? s->num_replays : 0;
+}
+
+void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on) {
+  if (s != NULL) s->input_nodes = on != 0;
+}
+
+size_t aotrun_graph_state_num_input_node_graphs(const aotrun_graph_state *s) {
+  size_t n = 0;
+  for (size_t i = 0; s != NULL && i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    n += s->slots[i].exec != NULL && s->slots[i].input_nodes.count > 0;
+  return n;
 }
 
 size_t aotrun_graph_state_num_evictions(const aotrun_graph_state *s) {

@@ -164,6 +164,24 @@ typedef struct aotrun_graph_ops {
 
   /* One log message (AOTRUN_LOG_*), borrowed for the call. */
   void (*log)(void *ctx, int32_t level, const char *message);
+
+  /* Optional, all three or none (option cuda_graph_input_nodes; NULL:
+   * inputs are always copied on the stream; graph_input_nodes.h). */
+  /* Adds to graph a device-to-device copy node inputs[i] ->
+   * static_inputs[i] per input, each ahead of every node that was a root
+   * of the graph before; nodes[i] gets node i. */
+  aotrun_status (*add_input_nodes)(void *ctx, void *graph,
+                                   const DLTensor *inputs,
+                                   const DLTensor *static_inputs, size_t n,
+                                   void **nodes, aotrun_error *err);
+  /* Points node of exec at input -> static_input for its next launches. */
+  aotrun_status (*point_input_node)(void *ctx, void *exec, void *node,
+                                    const DLTensor *input,
+                                    const DLTensor *static_input,
+                                    aotrun_error *err);
+  /* Turns node of exec on (1) or off (0) for its next launches. */
+  aotrun_status (*enable_input_node)(void *ctx, void *exec, void *node,
+                                     int on, aotrun_error *err);
 } aotrun_graph_ops;
 
 typedef struct aotrun_graph_state aotrun_graph_state;
@@ -198,6 +216,15 @@ void aotrun_graph_state_forbid(aotrun_graph_state *s, const char *reason);
 aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
                                                 int64_t max_graphs,
                                                 aotrun_error *err);
+
+/* Option cuda_graph_input_nodes: 1 puts the input copies of graphs
+ * captured from now on into the graph (graph_input_nodes.h); 0 (the
+ * default) copies them on the stream before each launch. A graph already
+ * captured keeps its way until it is released. */
+void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on);
+
+/* Graphs held now whose input copies are nodes of the graph (tests). */
+size_t aotrun_graph_state_num_input_node_graphs(const aotrun_graph_state *s);
 
 /* Recapture: release(), then Warmup with 1 call. AOTRUN_ERR_NOT_SUPPORTED
  * when graphs are forbidden or not enabled for this method. */

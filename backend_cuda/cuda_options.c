@@ -50,6 +50,9 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
                                  WHERE_BOTH},
     [AOTRUN_CUDA_OPT_WARM_UP_RUN] = {"warm_up_run", AOTRUN_OPTION_BOOL,
                                      WHERE_BACKEND, WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES] = {"cuda_graph_input_nodes",
+                                           AOTRUN_OPTION_BOOL, WHERE_BOTH,
+                                           WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -123,7 +126,8 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "cuda_graph_phase, weight_copies, gpu_timing, "
                           "last_gpu_time_ns, cuda_graph_shapes, "
                           "cuda_graph_bytes, library_temp_file, "
-                          "load_report, warm_up, warm_up_run)",
+                          "load_report, warm_up, warm_up_run, "
+                          "cuda_graph_input_nodes)",
                           key);
 }
 
@@ -227,6 +231,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_WARM_UP_RUN:
       o->warm_up_run = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES:
+      o->graph_input_nodes = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -268,6 +275,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_WARM_UP_RUN:
       out->bool_value = o->warm_up_run;
+      break;
+    case AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES:
+      out->bool_value = o->graph_input_nodes;
       break;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       out->string_value =

@@ -22,6 +22,11 @@
  *   cuda_graph_shapes              INT     both          graphs kept per
  *        method, one per input shapes (LRU): 0 (default) keeps one graph
  *        and refuses other shapes; 1..64 captures new shapes
+ *   cuda_graph_input_nodes         BOOL    both          1: a graph
+ *        captured from then on copies its inputs with copy nodes of its
+ *        own, pointed at each call's device inputs (no cudaMemcpyAsync of
+ *        their own; host inputs still copied on the stream);
+ *        graph_input_nodes.h (default 0)
  *   cuda_graph_bytes               STRING  method, read  the graphs held
  *        and their device memory: "2 graphs, 4194816 bytes: [1,4]
  *        2097408; [2,4] 2097408" (input shapes and bytes per graph, most
@@ -75,6 +80,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_LOAD_REPORT,
   AOTRUN_CUDA_OPT_WARM_UP,
   AOTRUN_CUDA_OPT_WARM_UP_RUN,
+  AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -92,6 +98,7 @@ typedef struct aotrun_cuda_options {
   int32_t library_temp_file;
   int32_t warm_up; /* warm_up */
   int32_t warm_up_run; /* warm_up_run */
+  int32_t graph_input_nodes; /* cuda_graph_input_nodes */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

@@ -87,7 +87,8 @@ static void test_unknown_key(void **state) {
                       "cuda_graph_phase, weight_copies, gpu_timing, "
                       "last_gpu_time_ns, cuda_graph_shapes, "
                       "cuda_graph_bytes, library_temp_file, "
-                      "load_report, warm_up, warm_up_run)");
+                      "load_report, warm_up, warm_up_run, "
+                      "cuda_graph_input_nodes)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }

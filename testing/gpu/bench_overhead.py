@@ -81,6 +81,7 @@ DESCRIPTIONS = {
 }
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
+            "aotrun_graph_nodes_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -611,6 +612,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
         env = dict(env, AOTRUN_GEMM_LT="1")
     if "_graph_" in variant:
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
+    if "_nodes_" in variant:  # input copies as nodes of the graph
+        cmd += ["--option", "cuda_graph_input_nodes=true"]
     if not gpu_time:
         cmd.append("--no-gpu-time")
     for o in options:
@@ -856,6 +859,7 @@ def render_markdown(res):
                   "aoti_torch_default": "torch AOTI runner, default .pt2",
                   "aotrun_nograph_device": "aotrun, device I/O",
                   "aotrun_graph_device": "aotrun + graph, device I/O",
+                  "aotrun_graph_nodes_device": "aotrun + graph, input nodes, device I/O",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",

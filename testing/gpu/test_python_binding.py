@@ -267,10 +267,38 @@ def case_checks(name, path, module, methods, sample, plugin):
                 raise AssertionError("phase %s after 6 calls" % phase)
             return "phase %s" % phase
 
+    def graph_input_nodes():
+        """Option cuda_graph_input_nodes: the graph's input copies are nodes
+        pointed at each call's tensors. Fresh device tensors every call (new
+        addresses), one changed in place, host tensors in between (nodes
+        off, stream copies), each compared with eager."""
+        with aotrun.Program(path, plugin=plugin) as prog:
+            m = prog.method()
+            m.set_option("cuda_graph_input_nodes", True)
+            m.set_option("enable_cuda_graph_for_method", "forward")
+            run_and_compare(prog, module, "forward", inputs, "capture", calls=4)
+            if name == "mlp" and m.get_option("cuda_graph_phase") != "Replay":
+                raise AssertionError("phase %s after 4 calls"
+                                     % m.get_option("cuda_graph_phase"))
+            for k in range(6):
+                fresh = sample()
+                if k == 3:
+                    fresh = [x.cpu() for x in fresh]
+                run_and_compare(prog, module, "forward", fresh,
+                                "input nodes call %d" % k)
+            kept = sample()
+            run_and_compare(prog, module, "forward", kept, "kept")
+            for x in kept:
+                if x.dtype.is_floating_point:
+                    x.mul_(-1.5)
+            run_and_compare(prog, module, "forward", kept, "changed in place")
+            return "phase %s" % m.get_option("cuda_graph_phase")
+
     check("%s: device tensors" % name, device_io)
     check("%s: host tensors" % name, host_io)
     check("%s: device in, host out" % name, device_inputs_host_outputs)
     check("%s: CUDA graphs" % name, graphs)
+    check("%s: CUDA graphs, input nodes" % name, graph_input_nodes)
 
 
 def extra_checks(paths, cases, plugin):
