@@ -4,7 +4,7 @@
 # testing/run_tests.sh runs every target for 15 s (AOTRUN_FUZZ_SECONDS).
 #   testing/fuzz/run_fuzz.sh [TARGET|all|list] [SECONDS]   (defaults: all, 60)
 # TARGET is one of: manifest safetensors fqn npy st_file elf inputs plugin_abi
-# kernel_arch shim_binding cli.
+# kernel_arch shim_binding cli graph_state.
 # plugin_abi also needs Bazel (it loads the Bazel-built shim and fixture
 # model; extra Bazel flags: AOTRUN_BAZEL_FLAGS). Each target runs for
 # SECONDS on a scratch copy of testing/fuzz/corpus_TARGET/ (the checked-in
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-all}
 secs=${2:-60}
-all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi kernel_arch shim_binding cli"
+all_targets="manifest safetensors fqn npy st_file elf inputs plugin_abi kernel_arch shim_binding cli graph_state"
 if [ "$target" = list ]; then echo "$all_targets"; exit 0; fi
 command -v clang >/dev/null || { echo "run_fuzz: clang is not installed"; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
@@ -51,6 +51,9 @@ sources_for() {
     shim_binding) echo aot_loader/shim_binding.c aot_loader/aotrun_error.c ;;
     cli) echo plugin_api/cli_options.c plugin_api/cli_file_kind.c plugin_api/cli_text.c \
       plugin_api/host_error.c ;;
+    graph_state) echo backend_cuda/cuda_graph_state.c backend_cuda/graph_input_nodes.c \
+      backend_cuda/graph_shape_cache.c testing/backend/fake_graph_gpu.c \
+      aot_loader/aotrun_error.c aot_loader/dl_dtype.c aot_loader/scalar_type.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
        return 1 ;;
   esac
