@@ -24,7 +24,7 @@ def bo():
 
 def test_import_needs_no_torch(bo):
     assert "torch" not in bo.__dict__
-    assert bo.MODELS == ["mlp", "transformer", "cnn", "decoder"]
+    assert bo.MODELS == ["mlp", "transformer", "cnn", "decoder", "mobilenet"]
 
 
 def test_help_documents_usage():
@@ -108,7 +108,9 @@ def fake_results():
          "aoti_torch_default": {"rounds_us": [25.0]},
          "aotrun_nograph_device": {"rounds_us": [20.0, 22.0],
                                    "init_us": [300000.0], "first_call_us": [900.0],
-                                   "gpu_time_us": 3.5},
+                                   "gpu_time_us": 3.5,
+                                   "init_no_warm_up_run_us": 250000.0,
+                                   "first_call_no_warm_up_run_us": 5000.0},
          "aotrun_graph_device": {"rounds_us": [12.0], "init_us": [310000.0],
                                  "first_call_us": [4000.0]},
          "aotrun_nograph_host": {"rounds_us": [40.0]},
@@ -155,7 +157,8 @@ def test_markdown_table(bo):
     assert "does not run: RuntimeError: undefined symbol" in md
     assert "undefined symbol: aoti_torch_cuda_mm_out / x" in md  # no '|'
     assert "| mlp | 30.5 | failed: BackendCompilerFailed: boom | 300.0 | " \
-           "900.0 / 4000.0 | 3.5 / - | 4 (2 + 2) / 3 | 612 | 0.2 |" in md
+           "900.0 / 4000.0 | 250.0, 5000.0 | 3.5 / - | 4 (2 + 2) / 3 | 612 | " \
+           "0.2 |" in md
     assert "| N empty launches + sync | 5.00 | 10.00 |" in md
     assert "| graph of N empty kernels + sync | 6.00 | 8.00 |" in md
 
@@ -181,11 +184,13 @@ def test_empty_results_render(bo):
 
 
 def test_models_run_eagerly_on_cpu(bo):
-    """The four models are well-formed (shapes of the issue's set); the
-    decoder step also traces with torch.export (cat + SDPA over the cache)."""
+    """The models are well-formed (shapes of the issue's set, and the
+    MobileNetV3-Small for export time); the decoder step also traces with
+    torch.export (cat + SDPA over the cache)."""
     torch = pytest.importorskip("torch")
     shapes = {"mlp": [(4, 16)], "transformer": [(1, 128, 512)], "cnn": [(1, 10)],
-              "decoder": [(1, 1, 512), (1, 8, 1, 64), (1, 8, 1, 64)]}
+              "decoder": [(1, 1, 512), (1, 8, 1, 64), (1, 8, 1, 64)],
+              "mobilenet": [(1, 1000)]}
     with torch.no_grad():
         for name in bo.MODELS:
             module, args = bo.build_model(name, "cpu")

@@ -8,7 +8,8 @@ Models (float32, fixed seeds): mlp (Linear 64->128, ReLU, Linear 128->16 at
 batch 4), transformer (one block, d=512, 8 heads, T=128, causal, batch 1),
 cnn (3 conv+ReLU, 2 max-pools, global average pool, Linear, 3x64x64, batch
 1), decoder (one token attending to a KV cache of 128 positions, d=512, 8
-heads; the cache is an input, the new K/V are outputs: stateless).
+heads; the cache is an input, the new K/V are outputs: stateless),
+mobilenet (MobileNetV3-Small at 3x64x64, batch 1: for export time).
 
 Steps, under one time budget (--budget, default 540 s):
  1. Exports, in parallel worker processes (--jobs): each model with aotrun's
@@ -70,7 +71,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
-MODELS = ["mlp", "transformer", "cnn", "decoder"]
+MODELS = ["mlp", "transformer", "cnn", "decoder", "mobilenet"]
 DESCRIPTIONS = {
     "mlp": "MLP 64->128->16 (Linear, ReLU, Linear), batch 4",
     "transformer": "transformer block d=512, 8 heads, T=128, causal, batch 1",
@@ -78,6 +79,9 @@ DESCRIPTIONS = {
            "Linear, 3x64x64, batch 1",
     "decoder": "decoder step: 1 token, KV cache of 128 positions (input), "
                "d=512, 8 heads, batch 1",
+    "mobilenet": "MobileNetV3-Small (11 inverted residual blocks, depthwise "
+                 "3x3/5x5, squeeze-excite, hardswish, BatchNorm), 3x64x64, "
+                 "batch 1: issue 12's export-time model",
 }
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
@@ -192,9 +196,69 @@ def build_model(name, device="cuda"):
                 return y, k.contiguous(), v.contiguous()
         m = DecoderStep()
         args = (rand(1, 1, 512), rand(1, 8, 128, 64), rand(1, 8, 128, 64))
+    elif name == "mobilenet":
+        m = mobilenet_v3_small()
+        args = (rand(1, 3, 64, 64),)
     else:
         raise ValueError(f"unknown model {name!r}; known: {MODELS}")
     return m.to(device).eval(), args
+
+
+def mobilenet_v3_small(num_classes=1000):
+    """MobileNetV3-Small as in the paper (Howard et al. 2019, table 2),
+    written out here: torchvision and timm are not on the GPU machine."""
+    from torch import nn
+
+    def conv_bn(cin, cout, k, stride=1, groups=1, act=None):
+        layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups,
+                            bias=False), nn.BatchNorm2d(cout)]
+        if act is not None:
+            layers.append(act())
+        return layers
+
+    class SqueezeExcite(nn.Module):
+        def __init__(self, ch):
+            super().__init__()
+            mid = max(8, (ch // 4 + 4) // 8 * 8)
+            self.fc1 = nn.Conv2d(ch, mid, 1)
+            self.fc2 = nn.Conv2d(mid, ch, 1)
+
+        def forward(self, x):
+            s = x.mean((2, 3), keepdim=True)
+            s = nn.functional.hardsigmoid(self.fc2(nn.functional.relu(self.fc1(s))))
+            return x * s
+
+    class Block(nn.Module):
+        def __init__(self, cin, k, exp, cout, se, act, stride):
+            super().__init__()
+            layers = [] if exp == cin else conv_bn(cin, exp, 1, act=act)
+            layers += conv_bn(exp, exp, k, stride, groups=exp, act=act)
+            if se:
+                layers.append(SqueezeExcite(exp))
+            layers += conv_bn(exp, cout, 1)
+            self.body = nn.Sequential(*layers)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x):
+            y = self.body(x)
+            return x + y if self.residual else y
+
+    RE, HS = nn.ReLU, nn.Hardswish
+    cfg = [(3, 16, 16, True, RE, 2), (3, 72, 24, False, RE, 2),
+           (3, 88, 24, False, RE, 1), (5, 96, 40, True, HS, 2),
+           (5, 240, 40, True, HS, 1), (5, 240, 40, True, HS, 1),
+           (5, 120, 48, True, HS, 1), (5, 144, 48, True, HS, 1),
+           (5, 288, 96, True, HS, 2), (5, 576, 96, True, HS, 1),
+           (5, 576, 96, True, HS, 1)]
+    layers = conv_bn(3, 16, 3, 2, act=HS)
+    cin = 16
+    for k, exp, cout, se, act, stride in cfg:
+        layers.append(Block(cin, k, exp, cout, se, act, stride))
+        cin = cout
+    layers += conv_bn(cin, 576, 1, act=HS)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(576, 1024),
+               HS(), nn.Linear(1024, num_classes)]
+    return nn.Sequential(*layers)
 
 
 # ---- export workers (one process per export) ---------------------------------
