@@ -370,6 +370,10 @@ aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
   return AOTRUN_OK;
 }
 
+void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on) {
+  if (s != NULL) s->input_nodes = on != 0;
+}
+
 /* ---- one call ---- */
 
 /* A call without a graph. Its failure goes back to the caller as the
@@ -682,10 +686,6 @@ size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s) {
 
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s) {
   return s ? s->num_replays : 0;
-}
-
-void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on) {
-  if (s != NULL) s->input_nodes = on != 0;
 }
 
 size_t aotrun_graph_state_num_input_node_graphs(const aotrun_graph_state *s) {
