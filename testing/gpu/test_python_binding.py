@@ -280,12 +280,17 @@ def case_checks(name, path, module, methods, sample, plugin):
             if name == "mlp" and m.get_option("cuda_graph_phase") != "Replay":
                 raise AssertionError("phase %s after 4 calls"
                                      % m.get_option("cuda_graph_phase"))
+            held = []  # kept alive: the caching allocator would hand
+            # a freed block's address to the next sample
             for k in range(6):
                 fresh = sample()
                 if k == 3:
                     fresh = [x.cpu() for x in fresh]
+                held.append(fresh)
                 run_and_compare(prog, module, "forward", fresh,
                                 "input nodes call %d" % k)
+            # and back to an earlier call's tensors
+            run_and_compare(prog, module, "forward", held[1], "earlier")
             kept = sample()
             run_and_compare(prog, module, "forward", kept, "kept")
             for x in kept:
