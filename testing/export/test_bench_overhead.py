@@ -100,6 +100,9 @@ def fake_results():
         "memcpy_d2h_sync": {"median": 8.0},
         "launches_sync": {"1": {"median": 5.0}, "4": {"median": 10.0}},
         "graph_launch_sync": {"1": {"median": 6.0}, "4": {"median": 8.0}},
+        "replay_copies_sync": {"4": {"median": 14.0}},
+        "replay_copies_sync_device": {"4": {"median": 6.5}},
+        "replay_copies_sync_host_side": {"4": {"median": 7.5}},
     }
     v = {"eager": {"rounds_us": [30.0, 31.0, 29.0]},
          "cuda_graph": {"rounds_us": [16.0]},
@@ -112,7 +115,9 @@ def fake_results():
                                    "init_no_warm_up_run_us": 250000.0,
                                    "first_call_no_warm_up_run_us": 5000.0},
          "aotrun_graph_device": {"rounds_us": [12.0], "init_us": [310000.0],
-                                 "first_call_us": [4000.0]},
+                                 "first_call_us": [4000.0],
+                                 "latency_with_gpu_timing_us": 20.0,
+                                 "gpu_time_us": 11.5},
          "aotrun_nograph_host": {"rounds_us": [40.0]},
          "aotrun_graph_host": {"error": "RuntimeError: aotrun bench rc 4"}}
     return {
@@ -157,10 +162,14 @@ def test_markdown_table(bo):
     assert "does not run: RuntimeError: undefined symbol" in md
     assert "undefined symbol: aoti_torch_cuda_mm_out / x" in md  # no '|'
     assert "| mlp | 30.5 | failed: BackendCompilerFailed: boom | 300.0 | " \
-           "900.0 / 4000.0 | 250.0, 5000.0 | 3.5 / - | 4 (2 + 2) / 3 | 612 | " \
+           "900.0 / 4000.0 | 250.0, 5000.0 | 3.5 / 11.5 | 4 (2 + 2) / 3 | 612 | " \
            "0.2 |" in md
     assert "| N empty launches + sync | 5.00 | 10.00 |" in md
     assert "| graph of N empty kernels + sync | 6.00 | 8.00 |" in md
+    # Issue 16: aotrun's replay adds 8.5 us on the host beyond its GPU time,
+    # the floor's replay of 4 empty kernels 7.5: 1.0 us of aotrun's own.
+    assert "| ... device time (events) | - | 6.50 |" in md
+    assert "| mlp | aotrun graph device | 20.0 | 11.5 | 8.5 | 7.5 | 1.0 |" in md
 
 
 def test_from_json_renders(tmp_path):

@@ -739,8 +739,10 @@ def floor_median(rounds):
     for key in ("sync_idle", "one_launch_sync", "memcpy_d2d_sync",
                 "memcpy_h2d_sync", "memcpy_d2h_sync"):
         out[key] = med([r.get(key, {}).get("median") for r in rounds])
-    for key in ("launches_sync", "graph_launch_sync", "replay_copies_sync",
-                "replay_memcpy_nodes_sync", "replay_kernel_nodes_sync"):
+    replays = ("replay_copies_sync", "replay_memcpy_nodes_sync",
+               "replay_kernel_nodes_sync")
+    for key in ("launches_sync", "graph_launch_sync") + replays + tuple(
+            r + part for r in replays for part in ("_device", "_host_side")):
         ns = sorted({n for r in rounds for n in r.get(key, {})}, key=int)
         out[key] = {n: med([r.get(key, {}).get(n, {}).get("median")
                             for r in rounds]) for n in ns}
@@ -856,6 +858,38 @@ def finish(results):
 
 
 # ---- markdown ------------------------------------------------------------------
+
+def replay_cost_table(res, floor):
+    """Issue 16: what a replay adds on the host beyond the launch and the
+    copies. For aotrun: wall minus GPU time of the run with gpu_timing on
+    (both medians); for the floor: the same for launch_floor's replay of N
+    empty kernels with the copies on the stream (or re-pointed memcpy nodes
+    for the input-node variant), N = the program's kernel count."""
+    rows = []
+    for name, m in res.get("models", {}).items():
+        n = m.get("kernels_n")
+        v = m.get("variants", {})
+        for var, fkey in (("aotrun_graph_device", "replay_copies_sync"),
+                          ("aotrun_graph_nodes_device", "replay_memcpy_nodes_sync")):
+            vr = v.get(var) or {}
+            wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
+            fl = (floor.get(fkey + "_host_side") or {}).get(str(n)) if n else None
+            if wall is None or gpu is None:
+                continue
+            own = wall - gpu
+            rows.append(f"| {name} | {var.replace('_', ' ')} | {_f(wall)} | {_f(gpu)} | "
+                        f"{_f(own)} | {_f(fl)} | "
+                        f"{_f(own - fl) if fl is not None else '-'} |")
+    if not rows:
+        return []
+    return ["Replay's own cost (issue 16): host wall time minus GPU time per "
+            "call, aotrun's replay against launch_floor's replay of the same "
+            "number of empty kernels (the launch, the copies, the "
+            "synchronisation and nothing else), median us:", "",
+            "| model | variant | wall (gpu_timing on) | GPU time | wall - GPU "
+            "| floor: wall - device | difference |",
+            "| --- | --- | --- | --- | --- | --- | --- |"] + rows + [""]
+
 
 def _f(v, fmt="%.1f"):
     return fmt % v if isinstance(v, (int, float)) else "-"
@@ -1010,7 +1044,13 @@ def render_markdown(res):
             elif floor.get(key + "_error"):
                 L.append(f"| {what} | does not run: "
                          f"{floor[key + '_error'][:160]} |" + " |" * (len(ns) - 1))
+            for part, label in (("_device", "device time (events)"),
+                                ("_host_side", "wall - device time")):
+                if floor.get(key + part):
+                    L.append(f"| ... {label} | " + " | ".join(
+                        _f(floor[key + part].get(n), "%.2f") for n in ns) + " |")
         L.append("")
+        L += replay_cost_table(res, floor)
         L.append(f"Idle sync {_f(floor.get('sync_idle'), '%.2f')} us, one launch + sync "
                  f"{_f(floor.get('one_launch_sync'), '%.2f')} us, 256-byte copy + sync: "
                  f"device to device {_f(floor.get('memcpy_d2d_sync'), '%.2f')}, host to "

@@ -27,6 +27,11 @@
 //                             with cudaGraphExecKernelNodeSetParams
 //                          (whether updating the graph is cheaper than two
 //                          copies on the stream: issue 12's replay target)
+//     KEY_device, KEY_host_side  for each replay KEY, a second pass with
+//                             CUDA events around the work: its device time,
+//                             and wall minus device time per repetition
+//                             (what the host adds: issue 16's "replay is
+//                             only the launch plus the copies")
 //
 // Usage: launch_floor [--reps R] [--warmup W] [--ns 1,2,4,...]
 //                     [--copy-bytes B] [--device D]
@@ -197,6 +202,38 @@ static stat3 measure(const options &o, const work &w, double *times) {
     double t = now_us() - t0;
     if (i >= o.warmup) times[i - o.warmup] = t;
   }
+  return summarize(times, o.reps);
+}
+
+// The replay variants again, timed on the device: CUDA events around the
+// work on the stream (copies and graph). A separate pass: the two records
+// would add to the wall time measure() takes. *host_side gets wall minus
+// device time per repetition: what the host adds (the launch calls, the
+// synchronisation's wake-up), the figure aotrun's replay is compared with.
+static stat3 measure_device(const options &o, const work &w, double *times,
+                            cudaEvent_t e0, cudaEvent_t e1,
+                            stat3 *host_side) {
+  stat3 bad = {-1, -1, -1};
+  double *gaps = (double *)malloc((size_t)o.reps * sizeof(double));
+  if (gaps == NULL) return bad;
+  for (long i = 0; i < o.warmup + o.reps; i++) {
+    float ms = 0;
+    double t0 = now_us();
+    if (TRY(cudaEventRecord(e0, w.stream)) || issue(w) ||
+        TRY(cudaEventRecord(e1, w.stream)) ||
+        TRY(cudaEventSynchronize(e1)) ||
+        TRY(cudaEventElapsedTime(&ms, e0, e1))) {
+      free(gaps);
+      return bad;
+    }
+    double wall = now_us() - t0;
+    if (i >= o.warmup) {
+      times[i - o.warmup] = ms * 1000.0;
+      gaps[i - o.warmup] = wall - ms * 1000.0;
+    }
+  }
+  *host_side = summarize(gaps, o.reps);
+  free(gaps);
   return summarize(times, o.reps);
 }
 
@@ -378,12 +415,14 @@ int main(int argc, char **argv) {
   cudaDeviceProp prop;
   int driver = 0, runtime = 0;
   cudaStream_t s = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL;
   void *d_a = NULL, *d_b = NULL, *h = NULL;
   if (TRY(cudaSetDevice(o.device)) ||
       TRY(cudaGetDeviceProperties(&prop, o.device)) ||
       TRY(cudaDriverGetVersion(&driver)) ||
       TRY(cudaRuntimeGetVersion(&runtime)) ||
       TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) ||
+      TRY(cudaEventCreate(&e0)) || TRY(cudaEventCreate(&e1)) ||
       TRY(cudaMalloc(&d_a, (size_t)o.copy_bytes)) ||
       TRY(cudaMalloc(&d_b, (size_t)o.copy_bytes)))
     return fail_json(o);
@@ -436,7 +475,7 @@ int main(int argc, char **argv) {
   } replays[3] = {{"replay_copies_sync", REPLAY_COPIES},
                   {"replay_memcpy_nodes_sync", REPLAY_MEMCPY_NODES},
                   {"replay_kernel_nodes_sync", REPLAY_KERNEL_NODES}};
-  stat3 replayed[3][MAX_NS];
+  stat3 replayed[3][MAX_NS], on_device[3][MAX_NS], host_side[3][MAX_NS];
   // A replay variant that fails is reported as its own error; the others
   // still run.
   char replay_error[3][sizeof g_error] = {{0}};
@@ -452,6 +491,9 @@ int main(int argc, char **argv) {
         w.kind = replays[k].kind;
         w.r = &r;
         replayed[k][i] = measure(o, w, times);
+        if (g_error[0] == '\0')
+          on_device[k][i] =
+              measure_device(o, w, times, e0, e1, &host_side[k][i]);
       }
       if (r.exec != NULL) cudaGraphExecDestroy(r.exec);
       if (r.graph != NULL) cudaGraphDestroy(r.graph);
@@ -481,7 +523,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 3; i++) print_stat(copies[i].key, copy[i], 1);
   for (int k = 0; k < 3; k++) {
     if (replay_error[k][0] == '\0') {
+      char key[96];
       print_series(replays[k].key, o, replayed[k], 1);
+      snprintf(key, sizeof key, "%s_device", replays[k].key);
+      print_series(key, o, on_device[k], 1);
+      snprintf(key, sizeof key, "%s_host_side", replays[k].key);
+      print_series(key, o, host_side[k], 1);
       continue;
     }
     printf("  \"%s_error\": ", replays[k].key);
@@ -491,6 +538,8 @@ int main(int argc, char **argv) {
   printf("  \"num_ns\": %d\n}\n", o.num_ns);
   cudaFree(d_a);
   cudaFree(d_b);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
   cudaStreamDestroy(s);
   free(h);
   free(times);
