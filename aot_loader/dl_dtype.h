@@ -33,4 +33,12 @@ static inline size_t aotrun_dl_itemsize(DLDataType t) {
   return ((size_t)t.bits * t.lanes + 7) / 8;
 }
 
+/* Bytes of a tensor's elements: the product of its shape times the item
+ * size (strides not read: for the contiguous tensors callers copy). */
+static inline size_t aotrun_dl_nbytes(const DLTensor *t) {
+  size_t n = aotrun_dl_itemsize(t->dtype);
+  for (int32_t d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
+  return n;
+}
+
 #endif /* AOTRUN_DL_DTYPE_H */

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "aot_loader/dl_dtype.h"
 #include "aot_loader/fault_point.h"
 #include "backend_cuda/cuda_device_ops.h"
 #include "backend_cuda/graph_pool.h"
@@ -122,12 +123,6 @@ static void static_free(void *ctx, void *ptr) {
   if (ptr != NULL) (void)cudaFree(ptr);
 }
 
-static size_t nbytes_of(const DLTensor *t) {
-  size_t n = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
-  for (int32_t d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
-  return n;
-}
-
 static aotrun_status copy_inputs(void *ctx, const DLTensor *in,
                                  const DLTensor *st, size_t n,
                                  aotrun_error *err) {
@@ -136,7 +131,7 @@ static aotrun_status copy_inputs(void *ctx, const DLTensor *in,
                in[i].device.device_type == kDLCUDAHost;
     const char *src = (const char *)in[i].data + in[i].byte_offset;
     aotrun_status s = aotrun_cuda_copy(
-        st[i].data, src, nbytes_of(&in[i]),
+        st[i].data, src, aotrun_dl_nbytes(&in[i]),
         host ? AOTRUN_COPY_HOST_TO_DEVICE : AOTRUN_COPY_DEVICE_TO_DEVICE,
         C(ctx)->stream, err);
     if (s != AOTRUN_OK) return aotrun_error_prefix(err, "input %zu: ", i);
@@ -230,7 +225,7 @@ static aotrun_status add_input_nodes(void *ctx, void *graph,
   for (size_t i = 0; i < n && status == AOTRUN_OK; i++) {
     cudaGraphNode_t node = NULL;
     e = cudaGraphAddMemcpyNode1D(&node, g, NULL, 0, st[i].data,
-                                 source_of(&in[i]), nbytes_of(&in[i]),
+                                 source_of(&in[i]), aotrun_dl_nbytes(&in[i]),
                                  cudaMemcpyDeviceToDevice);
     if (e != cudaSuccess) {
       status = cuda_failed(err, "cudaGraphAddMemcpyNode1D", e);
@@ -252,7 +247,7 @@ static aotrun_status point_input_node(void *ctx, void *exec, void *node,
   (void)ctx;
   cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(
       (cudaGraphExec_t)exec, (cudaGraphNode_t)node, st->data,
-      source_of(in), nbytes_of(in), cudaMemcpyDeviceToDevice);
+      source_of(in), aotrun_dl_nbytes(in), cudaMemcpyDeviceToDevice);
   if (e != cudaSuccess) {
     (void)cudaGetLastError(); /* a refused pointer is not the stream's */
     return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);

@@ -389,16 +389,6 @@ static aotrun_status run_plain(aotrun_graph_state *s, const DLTensor *in,
   return st;
 }
 
-static size_t numel_of(const DLTensor *t) {
-  size_t n = 1;
-  for (int32_t d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
-  return n;
-}
-
-static size_t nbytes_of(const DLTensor *t) {
-  return numel_of(t) * (((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8);
-}
-
 /* Step 1: the capture call's shapes and a static buffer per input, filled
  * with a copy of the inputs. */
 static aotrun_status make_static_inputs(aotrun_graph_state *s, capture *c,
@@ -416,7 +406,7 @@ static aotrun_status make_static_inputs(aotrun_graph_state *s, capture *c,
     t->shape = shape;
     t->dtype = in[i].dtype;
     t->device = s->device;
-    size_t bytes = nbytes_of(t);
+    size_t bytes = aotrun_dl_nbytes(t);
     st = s->ops.static_alloc(s->ops.ctx, bytes ? bytes : 1,
                              &c->static_buffers[i], err);
     if (st != AOTRUN_OK) {

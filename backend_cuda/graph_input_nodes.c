@@ -7,11 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static size_t nbytes_of(const DLTensor *t) {
-  size_t n = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
-  for (int32_t d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
-  return n;
-}
+#include "aot_loader/dl_dtype.h"
 
 static int has_node_ops(const aotrun_graph_ops *ops) {
   return ops->add_input_nodes && ops->point_input_node &&
@@ -22,7 +18,7 @@ static int has_node_ops(const aotrun_graph_ops *ops) {
 static int on_device(const DLTensor *t, DLDevice device) {
   return t->device.device_type == kDLCUDA &&
          t->device.device_id == device.device_id && t->data != NULL &&
-         nbytes_of(t) > 0;
+         aotrun_dl_nbytes(t) > 0;
 }
 
 static int all_on_device(const DLTensor *in, size_t n, DLDevice device) {
