@@ -181,7 +181,6 @@ AOTRUN_FB_HIDDEN void aotrun_fb_conv_graph_release_all(void);
 
 /* ---- shared with conv_run.c ---- */
 
-AOTRUN_FB_HIDDEN int aotrun_fb_conv_log_enabled(void);
 AOTRUN_FB_HIDDEN int64_t aotrun_fb_conv_alignment(const void *p);
 
 #endif /* AOTRUN_FALLBACK_CONV_GRAPH_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "shim_lib/fallback/conv_graph.h"
+#include "shim_lib/fallback/kernel_options.h"
 
 /* Engine configs read from one heuristic source. */
 #define MAX_CONFIGS 32

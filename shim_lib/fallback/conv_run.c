@@ -7,7 +7,6 @@
  * bias; a key it has no plan for comes back here. */
 #include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,19 +238,6 @@ static cudnnStatus_t workspace_size(const aotrun_fb_conv *c,
   return api->cudnnGetConvolutionBackwardDataWorkspaceSize(
       d->h, d->w, d->x, d->conv, d->y, (cudnnConvolutionBwdDataAlgo_t)algo,
       bytes);
-}
-
-/* AOTRUN_CONV_LOG=1: one stderr line per algorithm choice. */
-int aotrun_fb_conv_log_enabled(void) {
-  /* -1 unread; two first callers compute and store the same value. */
-  static atomic_int state = -1;
-  int s = atomic_load_explicit(&state, memory_order_relaxed);
-  if (s < 0) {
-    const char *v = getenv("AOTRUN_CONV_LOG");
-    s = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
-    atomic_store_explicit(&state, s, memory_order_relaxed);
-  }
-  return s;
 }
 
 /* The workspace cudnnFind* gets: the largest workspace any algorithm of

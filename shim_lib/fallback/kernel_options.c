@@ -14,7 +14,8 @@ enum {
   ATTN_F32_TILED = 4,
   CONV_GRAPH = 8,
   GEMM_LT = 16,
-  BADDBMM_BIAS_EPILOGUE = 32
+  BADDBMM_BIAS_EPILOGUE = 32,
+  CONV_LOG = 64
 };
 
 static atomic_int options;
@@ -32,6 +33,8 @@ static int read_options(void) {
   if (!env_is("AOTRUN_CONV_API", "legacy")) o |= CONV_GRAPH;
   if (env_is("AOTRUN_GEMM_LT", "1")) o |= GEMM_LT;
   if (!env_is("AOTRUN_BADDBMM_BIAS", "copy")) o |= BADDBMM_BIAS_EPILOGUE;
+  const char *log = getenv("AOTRUN_CONV_LOG");
+  if (log != NULL && log[0] != '\0' && strcmp(log, "0") != 0) o |= CONV_LOG;
   return o;
 }
 
@@ -66,3 +69,5 @@ int aotrun_fb_plain_lt_enabled(void) { return (current() & GEMM_LT) != 0; }
 int aotrun_fb_baddbmm_bias_epilogue_enabled(void) {
   return (current() & BADDBMM_BIAS_EPILOGUE) != 0;
 }
+
+int aotrun_fb_conv_log_enabled(void) { return (current() & CONV_LOG) != 0; }

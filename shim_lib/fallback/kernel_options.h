@@ -20,6 +20,8 @@
  *                           result before a strided-batched GEMM, as
  *                           ATen; default: the bias in cuBLASLt's BIAS
  *                           epilogue, one launch
+ *   AOTRUN_CONV_LOG=1       a stderr line per convolution algorithm or
+ *                           plan chosen (any value but empty or "0")
  *
  * The attention, convolution and baddbmm defaults were faster in every
  * case measured (docs/gpu-results.md, 2026-12-06: baddbmm bf16 4x4096^3
@@ -42,6 +44,7 @@ AOTRUN_FB_HIDDEN int aotrun_fb_attn_f32_tiled_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_conv_graph_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_plain_lt_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_baddbmm_bias_epilogue_enabled(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_conv_log_enabled(void);
 
 #ifdef __cplusplus
 }
