@@ -103,6 +103,10 @@ def fake_results():
         "replay_copies_sync": {"4": {"median": 14.0}},
         "replay_copies_sync_device": {"4": {"median": 6.5}},
         "replay_copies_sync_host_side": {"4": {"median": 7.5}},
+        "busy_by_model": {"mlp": {
+            "n": 4, "busy_us": 11.5, "spin_ns": 1500,
+            "launches_sync": {"median": 19.0}, "graph_launch_sync": {"median": 14.0},
+            "graph_device_us": 11.6}},
     }
     v = {"eager": {"rounds_us": [30.0, 31.0, 29.0]},
          "cuda_graph": {"rounds_us": [16.0]},
@@ -170,6 +174,20 @@ def test_markdown_table(bo):
     # the floor's replay of 4 empty kernels 7.5: 1.0 us of aotrun's own.
     assert "| ... device time (events) | - | 6.50 |" in md
     assert "| mlp | aotrun graph device | 20.0 | 11.5 | 8.5 | 7.5 | 1.0 |" in md
+    # Against the floor with the program's GPU time: no graph 21 / 19,
+    # graph 12 / 14; no input-node run: '-'.
+    assert "| mlp | 4 | 11.5 | 11.6 | 19.0 | 21.0 | 1.11 | 14.0 | 12.0 | 0.86 " \
+           "| - | - |" in md
+
+
+def test_busy_pairs_take_the_graph_gpu_time(bo):
+    res = fake_results()
+    assert bo.busy_pairs(res, ["mlp"]) == [("mlp", 4, 11.5)]
+    v = res["models"]["mlp"]["variants"]
+    del v["aotrun_graph_device"]["gpu_time_us"]
+    assert bo.busy_pairs(res, ["mlp"]) == [("mlp", 4, 3.5)]  # no-graph's
+    del v["aotrun_nograph_device"]["gpu_time_us"]
+    assert bo.busy_pairs(res, ["mlp"]) == []
 
 
 def test_from_json_renders(tmp_path):

@@ -715,10 +715,28 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
     return res
 
 
-def run_floor(a, env, ns, timeout):
+def busy_pairs(results, models):
+    """(model, N, GPU us) for each model whose kernel count and GPU time
+    are known: the busy floor's kernels. GPU time of the graph run where
+    measured (no host gaps between kernels), else the no-graph run's."""
+    pairs = []
+    for m in models:
+        mres = results["models"][m]
+        n = mres.get("kernels_n")
+        v = mres.get("variants", {})
+        us = (v.get("aotrun_graph_device") or {}).get("gpu_time_us") or \
+            (v.get("aotrun_nograph_device") or {}).get("gpu_time_us")
+        if n and 0 < n <= 4096 and isinstance(us, (int, float)) and 0 <= us <= 1e6:
+            pairs.append((m, n, us))
+    return pairs
+
+
+def run_floor(a, env, ns, timeout, busy=()):
     cmd = [os.path.join(a.bundle, "bin", "launch_floor"), "--reps",
            str(a.floor_reps), "--warmup", "200",
            "--ns", ",".join(str(n) for n in sorted(set(ns)))]
+    if busy:
+        cmd += ["--busy", ",".join("%d:%.3f" % (n, us) for _, n, us in busy)]
     rc, out, err = sh(cmd, timeout, env=env)
     try:
         d = json.loads(out)
@@ -727,6 +745,8 @@ def run_floor(a, env, ns, timeout):
     if rc != 0 or d is None or "error" in (d or {}):
         raise Recorded(f"launch_floor rc {rc}: "
                            f"{(d or {}).get('error') or last_line(err) or last_line(out)}")
+    # launch_floor answers the pairs in order: keyed by model here.
+    d["busy_by_model"] = {m: b for (m, _, _), b in zip(busy, d.pop("busy", []))}
     return d
 
 
@@ -750,6 +770,19 @@ def floor_median(rounds):
         errors = [r[key + "_error"] for r in rounds if r.get(key + "_error")]
         if errors:
             out[key + "_error"] = errors[0]
+    busy = {}
+    for m in sorted({m for r in rounds for m in r.get("busy_by_model", {})}):
+        runs = [r["busy_by_model"][m] for r in rounds
+                if m in r.get("busy_by_model", {})]
+        busy[m] = {"n": runs[0].get("n"),
+                   "busy_us": med([b.get("busy_us") for b in runs]),
+                   "launches_sync": med([(b.get("launches_sync") or {}).get("median")
+                                         for b in runs]),
+                   "graph_launch_sync": med([(b.get("graph_launch_sync") or {}).get("median")
+                                             for b in runs]),
+                   "graph_device_us": med([b.get("graph_device_us") for b in runs])}
+    if busy:
+        out["busy"] = busy
     return out
 
 
@@ -788,7 +821,8 @@ def measure_rounds(a, budget, results, save):
             timeout = min(120, budget.left() - a.reserve)
             try:
                 if variant == "floor":
-                    d = run_floor(a, env, ns, timeout)
+                    d = run_floor(a, env, ns, timeout,
+                                  busy_pairs(results, a.models))
                     results["floor"]["rounds"].append(d)
                     continue
                 mres = results["models"][model]
@@ -891,6 +925,44 @@ def replay_cost_table(res, floor):
             "| --- | --- | --- | --- | --- | --- | --- |"] + rows + [""]
 
 
+def busy_floor_table(res, floor):
+    """Issue 12's no-graph and graph targets against a floor that has the
+    program's kernel count and GPU time (launch_floor --busy): N kernels
+    spinning for the program's GPU time in all, launched plainly or as one
+    graph, + sync. The empty-kernel floor cannot be met by a program whose
+    kernels take longer than their launches; this one can."""
+    busy = floor.get("busy") or {}
+    rows = []
+    for name, m in res.get("models", {}).items():
+        b = busy.get(name)
+        if not b:
+            continue
+        v = m.get("variants", {})
+        nd = (v.get("aotrun_nograph_device") or {}).get("median_us")
+        gd = (v.get("aotrun_graph_device") or {}).get("median_us")
+        gn = (v.get("aotrun_graph_nodes_device") or {}).get("median_us")
+        rows.append(f"| {name} | {b.get('n')} | {_f(b.get('busy_us'))} | "
+                    f"{_f(b.get('graph_device_us'))} | "
+                    f"{_f(b.get('launches_sync'))} | {_f(nd)} | "
+                    f"{_ratio(nd, b.get('launches_sync'))} | "
+                    f"{_f(b.get('graph_launch_sync'))} | {_f(gd)} | "
+                    f"{_ratio(gd, b.get('graph_launch_sync'))} | {_f(gn)} | "
+                    f"{_ratio(gn, b.get('graph_launch_sync'))} |")
+    if not rows:
+        return []
+    return ["Against a floor with the program's GPU time (`launch_floor "
+            "--busy N:US`: N kernels that spin for US us of device time in "
+            "all, US = aotrun's GPU time per call, with graphs where "
+            "measured; launched plainly or as one graph, + sync; no copies), "
+            "median us:", "",
+            "| model | N | GPU us/call (aotrun) | floor's device us (graph) | "
+            "floor: N busy launches + sync | aotrun, device I/O | x | "
+            "floor: graph of N busy + sync | aotrun + graph, device I/O | x | "
+            "aotrun + graph, input nodes | x |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+            ] + rows + [""]
+
+
 def _f(v, fmt="%.1f"):
     return fmt % v if isinstance(v, (int, float)) else "-"
 
@@ -983,6 +1055,7 @@ def render_markdown(res):
             L.append("| " + " | ".join(cells) + " |")
             first = False
     L.append("")
+    L += busy_floor_table(res, floor)
     L.append("Export, start-up and memory:")
     L.append("")
     L.append("| model | aotrun export s | torch default export s | aotrun init ms | "

@@ -32,9 +32,19 @@
 //                             and wall minus device time per repetition
 //                             (what the host adds: issue 16's "replay is
 //                             only the launch plus the copies")
+//   busy[i]                with --busy N:US,...: for each pair, N kernels
+//                          that spin until their device time sums to about
+//                          US (a program's GPU time; each spins
+//                          (US - the device time of N empty kernels) / N),
+//                          so the floor has the program's kernel count and
+//                          GPU time and nothing else:
+//     launches_sync           N plain launches + sync
+//     graph_launch_sync       a graph of the N + sync
+//     graph_device_us         the graph's device time (events): how close
+//                             the spin came to US
 //
 // Usage: launch_floor [--reps R] [--warmup W] [--ns 1,2,4,...]
-//                     [--copy-bytes B] [--device D]
+//                     [--copy-bytes B] [--device D] [--busy N:US,...]
 // Prints one JSON object on stdout. Exit 0; 1 for a bad command line; 2
 // when CUDA fails (no device, no driver): then the JSON has "error" and the
 // message is also on stderr.
@@ -50,6 +60,16 @@
 
 __global__ void empty_kernel() {}
 
+// Spins for ns nanoseconds of the GPU's global timer: a kernel with a
+// chosen device time and no memory traffic.
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 // The copy a replay needs, as a kernel: bytes from src to dst.
 __global__ void copy_kernel(char *dst, const char *src, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -62,6 +82,9 @@ struct options {
   int device = 0;
   int ns[MAX_NS] = {1, 2, 4, 8, 16, 32, 64};
   int num_ns = 7;
+  int busy_n[MAX_NS] = {0};
+  double busy_us[MAX_NS] = {0};
+  int num_busy = 0;
 };
 
 struct stat3 {
@@ -105,6 +128,7 @@ static stat3 summarize(double *v, long n) {
 enum work_kind {
   IDLE,
   LAUNCHES,
+  BUSY_LAUNCHES,
   GRAPH,
   COPY,
   REPLAY_COPIES,
@@ -129,6 +153,7 @@ struct replay {
 struct work {
   work_kind kind;
   int n;
+  unsigned long long spin_ns; // BUSY_LAUNCHES: each kernel's spin
   cudaStream_t stream;
   cudaGraphExec_t graph;
   void *dst;
@@ -186,6 +211,10 @@ static int issue(const work &w) {
     case LAUNCHES:
       for (int i = 0; i < w.n; i++) empty_kernel<<<1, 1, 0, w.stream>>>();
       return TRY(cudaGetLastError());
+    case BUSY_LAUNCHES:
+      for (int i = 0; i < w.n; i++)
+        spin_kernel<<<1, 1, 0, w.stream>>>(w.spin_ns);
+      return TRY(cudaGetLastError());
     case GRAPH: return TRY(cudaGraphLaunch(w.graph, w.stream));
     case COPY:
       return TRY(cudaMemcpyAsync(w.dst, w.src, w.bytes, w.copy_kind, w.stream));
@@ -237,11 +266,18 @@ static stat3 measure_device(const options &o, const work &w, double *times,
   return summarize(times, o.reps);
 }
 
-static int make_graph(int n, cudaStream_t s, cudaGraphExec_t *out) {
+// A graph of n kernels captured from s: empty ones (spin_ns 0) or spinning.
+static int make_graph(int n, cudaStream_t s, cudaGraphExec_t *out,
+                      unsigned long long spin_ns = 0) {
   cudaGraph_t g = NULL;
   if (TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)))
     return 1;
-  for (int i = 0; i < n; i++) empty_kernel<<<1, 1, 0, s>>>();
+  for (int i = 0; i < n; i++) {
+    if (spin_ns > 0)
+      spin_kernel<<<1, 1, 0, s>>>(spin_ns);
+    else
+      empty_kernel<<<1, 1, 0, s>>>();
+  }
   cudaError_t launch = cudaGetLastError();
   if (TRY(cudaStreamEndCapture(s, &g)) || TRY(launch)) return 1;
   int bad = TRY(cudaGraphInstantiate(out, g, 0));
@@ -296,6 +332,60 @@ static int make_replay_graph(work_kind kind, int n, size_t bytes,
     bad = TRY(cudaGraphAddKernelNode(&r->out_node, g, &prev, 1, &copy));
   if (!bad) bad = TRY(cudaGraphInstantiate(&r->exec, g, 0));
   return bad;
+}
+
+// One --busy pair measured.
+struct busy_result {
+  stat3 launches, graph, graph_device;
+  double empty_device_us;   // a graph of N empty kernels, on the device
+  unsigned long long spin_ns; // each kernel's spin
+};
+
+// N spinning kernels whose device time sums to about us: the spin is
+// calibrated against the device time of N empty kernels in a graph.
+static int measure_busy(const options &o, int n, double us, cudaStream_t s,
+                        double *times, cudaEvent_t e0, cudaEvent_t e1,
+                        busy_result *b) {
+  cudaGraphExec_t exec = NULL;
+  stat3 host_side;
+  work w = {};
+  w.stream = s;
+  w.kind = GRAPH;
+  if (make_graph(n, s, &exec)) return 1;
+  w.graph = exec;
+  stat3 empty = measure_device(o, w, times, e0, e1, &host_side);
+  cudaGraphExecDestroy(exec);
+  if (g_error[0] != '\0') return 1;
+  b->empty_device_us = empty.median;
+  double spin_us = us > empty.median ? (us - empty.median) / n : 0;
+  b->spin_ns = (unsigned long long)(spin_us * 1000.0 + 0.5);
+  w.kind = BUSY_LAUNCHES;
+  w.n = n;
+  w.spin_ns = b->spin_ns;
+  b->launches = measure(o, w, times);
+  if (g_error[0] != '\0' || make_graph(n, s, &exec, b->spin_ns)) return 1;
+  w.kind = GRAPH;
+  w.graph = exec;
+  b->graph = measure(o, w, times);
+  if (g_error[0] == '\0')
+    b->graph_device = measure_device(o, w, times, e0, e1, &host_side);
+  cudaGraphExecDestroy(exec);
+  return g_error[0] != '\0';
+}
+
+static void print_busy(const options &o, const busy_result *b) {
+  printf("  \"busy\": [");
+  for (int i = 0; i < o.num_busy; i++)
+    printf("%s\n    {\"n\": %d, \"busy_us\": %.3f, \"spin_ns\": %llu, "
+           "\"empty_graph_device_us\": %.3f, "
+           "\"launches_sync\": {\"median\": %.3f, \"p90\": %.3f, \"min\": %.3f}, "
+           "\"graph_launch_sync\": {\"median\": %.3f, \"p90\": %.3f, \"min\": %.3f}, "
+           "\"graph_device_us\": %.3f}",
+           i ? "," : "", o.busy_n[i], o.busy_us[i], b[i].spin_ns,
+           b[i].empty_device_us, b[i].launches.median, b[i].launches.p90,
+           b[i].launches.min, b[i].graph.median, b[i].graph.p90,
+           b[i].graph.min, b[i].graph_device.median);
+  printf("\n  ],\n");
 }
 
 static void print_stat(const char *key, stat3 s, int comma) {
@@ -368,15 +458,50 @@ static int parse_ns(const char *v, options *o) {
   return 0;
 }
 
+// --busy N:US,... (N kernels, US microseconds of device time in all).
+static int parse_busy(const char *v, options *o) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", v);
+  o->num_busy = 0;
+  for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+    char *colon = strchr(tok, ':'), *end;
+    if (o->num_busy == MAX_NS || colon == NULL) {
+      fprintf(stderr, "launch_floor: --busy takes at most %d pairs N:US, got "
+              "'%s'\n", MAX_NS, tok);
+      return 1;
+    }
+    *colon = '\0';
+    long n;
+    if (parse_long("--busy", tok, 1, MAX_N, &n)) return 1;
+    errno = 0;
+    double us = strtod(colon + 1, &end);
+    if (end == colon + 1 || *end != '\0' || errno != 0 || !(us >= 0) ||
+        us > 1e6) {
+      fprintf(stderr, "launch_floor: --busy needs microseconds in [0, 1e6] "
+              "after N:, got '%s'\n", colon + 1);
+      return 1;
+    }
+    o->busy_n[o->num_busy] = (int)n;
+    o->busy_us[o->num_busy++] = us;
+  }
+  if (o->num_busy == 0) {
+    fprintf(stderr, "launch_floor: --busy needs a list like 9:82.5\n");
+    return 1;
+  }
+  return 0;
+}
+
 static int parse(int argc, char **argv, options *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       printf("usage: launch_floor [--reps R] [--warmup W] [--ns 1,2,4,...] "
-             "[--copy-bytes B] [--device D]\n"
+             "[--copy-bytes B] [--device D] [--busy N:US,...]\n"
              "prints one JSON object: median/p90/min us of empty-kernel "
              "launches + sync, CUDA graphs of N empty kernels + sync, small "
-             "copies + sync, graph replays with device I/O three ways\n");
+             "copies + sync, graph replays with device I/O three ways, and "
+             "with --busy N kernels spinning for US us in all (launches and "
+             "a graph)\n");
       exit(0);
     }
     if (i + 1 >= argc) {
@@ -396,6 +521,8 @@ static int parse(int argc, char **argv, options *o) {
       o->device = (int)x;
     } else if (!strcmp(a, "--ns")) {
       if (parse_ns(v, o)) return 1;
+    } else if (!strcmp(a, "--busy")) {
+      if (parse_busy(v, o)) return 1;
     } else {
       fprintf(stderr, "launch_floor: unknown option '%s' (see --help)\n", a);
       return 1;
@@ -451,6 +578,12 @@ int main(int argc, char **argv) {
     graphs[i] = measure(o, w, times);
     cudaGraphExecDestroy(exec);
   }
+  busy_result busy[MAX_NS] = {};
+  for (int i = 0; i < o.num_busy && g_error[0] == '\0'; i++)
+    if (measure_busy(o, o.busy_n[i], o.busy_us[i], s, times, e0, e1, &busy[i]))
+      break;
+  w = work{};
+  w.stream = s;
   w.kind = COPY;
   w.bytes = (size_t)o.copy_bytes;
   const struct {
@@ -520,6 +653,7 @@ int main(int argc, char **argv) {
   print_stat("one_launch_sync", one, 1);
   print_series("launches_sync", o, launches, 1);
   print_series("graph_launch_sync", o, graphs, 1);
+  if (o.num_busy > 0) print_busy(o, busy);
   for (int i = 0; i < 3; i++) print_stat(copies[i].key, copy[i], 1);
   for (int k = 0; k < 3; k++) {
     if (replay_error[k][0] == '\0') {

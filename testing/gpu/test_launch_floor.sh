@@ -19,7 +19,11 @@ check 0 "usage: launch_floor" "$LF" --help
 check 1 "--reps needs an integer in [1, 10000000], got '0'" "$LF" --reps 0
 check 1 "--ns needs an integer in [1, 4096], got '0'" "$LF" --ns 1,0
 check 1 "unknown option '--frob'" "$LF" --frob 1
-out=$("$LF" --reps 20 --warmup 2 --ns 1,3 2>/dev/null); rc=$?
+check 1 "--busy takes at most 32 pairs N:US, got '9'" "$LF" --busy 9
+check 1 "--busy needs an integer in [1, 4096], got '0'" "$LF" --busy 0:5
+check 1 "--busy needs microseconds in [0, 1e6] after N:, got 'x'" "$LF" --busy 3:x
+check 1 "--busy needs microseconds in [0, 1e6] after N:, got '-1'" "$LF" --busy 3:-1
+out=$("$LF" --reps 20 --warmup 2 --ns 1,3 --busy 3:40,1:0 2>/dev/null); rc=$?
 checks=$((checks + 1))
 python3 - "$rc" "$out" <<'PY' || fail "JSON (rc $rc): $out"
 import json, sys
@@ -34,6 +38,12 @@ else:
     for k in ("launches_sync", "graph_launch_sync", "replay_copies_sync",
               "replay_memcpy_nodes_sync", "replay_kernel_nodes_sync"):
         assert sorted(d[k]) == ["1", "3"], d[k]
+    b = d["busy"]
+    assert [(x["n"], x["busy_us"]) for x in b] == [(3, 40.0), (1, 0.0)], b
+    # the spin reaches the asked device time (within the timer's grain)
+    assert 0.8 * 40 <= b[0]["graph_device_us"] <= 1.5 * 40 + 10, b[0]
+    assert b[0]["launches_sync"]["median"] >= b[0]["graph_device_us"] * 0.8, b[0]
+    assert b[1]["spin_ns"] == 0, b[1]
 PY
 echo "RESULT: $((checks - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]
