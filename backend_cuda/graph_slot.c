@@ -1,0 +1,238 @@
+/*
+ * graph_slot.c: one capture slot's life (cuda_graph_state_impl.h): its
+ * host arrays, the capture up to its first launch, release and eviction.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aot_loader/dl_dtype.h"
+#include "backend_cuda/cuda_graph_state_impl.h"
+
+size_t aotrun_graph_slot_index(const aotrun_graph_state *s,
+                               const aotrun_graph_slot *c) {
+  return (size_t)(c - s->slots);
+}
+
+/* ---- release(): the one way capture state is undone ---- */
+
+int aotrun_graph_slot_holds_something(const aotrun_graph_slot *c) {
+  if (c->pool || c->graph || c->exec || c->capturing || c->pool_installed ||
+      c->have_shapes)
+    return 1;
+  return 0;
+}
+
+/* Ends a capture still in progress so the stream leaves capture mode; the
+ * graph it returns (complete or not) is destroyed. */
+static void end_open_capture(aotrun_graph_state *s, aotrun_graph_slot *c) {
+  if (!c->capturing && !s->ops.is_capturing(s->ops.ctx)) return;
+  void *graph = NULL;
+  aotrun_error ignored;
+  aotrun_error_clear(&ignored);
+  (void)s->ops.end_capture(s->ops.ctx, &graph, &ignored);
+  if (graph != NULL) s->ops.destroy_graph(s->ops.ctx, graph);
+  c->capturing = 0;
+}
+
+static void free_static_buffers(aotrun_graph_state *s, aotrun_graph_slot *c) {
+  for (size_t i = 0; c->static_buffers && i < s->num_inputs; i++) {
+    if (c->static_buffers[i] != NULL)
+      s->ops.static_free(s->ops.ctx, c->static_buffers[i]);
+    c->static_buffers[i] = NULL;
+    c->static_inputs[i].data = NULL;
+  }
+  c->static_bytes = 0;
+  c->have_shapes = 0;
+}
+
+void aotrun_graph_slot_release(aotrun_graph_state *s, aotrun_graph_slot *c) {
+  if (!aotrun_graph_slot_holds_something(c)) return;
+  end_open_capture(s, c);
+  if (c->pool_installed) s->ops.pool_install(s->ops.ctx, NULL);
+  c->pool_installed = 0;
+  /* Output handles first: their storage is freed through the pool. */
+  s->ops.delete_outputs(s->ops.ctx, c->outputs, s->num_outputs);
+  memset(c->outputs, 0, s->num_outputs * sizeof *c->outputs);
+  if (c->exec != NULL) s->ops.destroy_exec(s->ops.ctx, c->exec);
+  if (c->graph != NULL) s->ops.destroy_graph(s->ops.ctx, c->graph);
+  c->exec = c->graph = NULL;
+  aotrun_graph_input_nodes_forget(&c->input_nodes);
+  if (c->pool != NULL) s->ops.pool_destroy(s->ops.ctx, c->pool);
+  c->pool = NULL;
+  free_static_buffers(s, c);
+  aotrun_graph_shape_cache_drop(&s->shapes, aotrun_graph_slot_index(s, c));
+  s->ops.clear_error(s->ops.ctx); /* sticky error of a failed capture */
+  if (s->ops.is_capturing(s->ops.ctx))
+    aotrun_graph_state_logf(
+        s, AOTRUN_LOG_ERROR,
+        "method %s: the stream is still capturing after the CUDA graph "
+        "was released",
+        s->method);
+}
+
+void aotrun_graph_slots_release_all(aotrun_graph_state *s) {
+  aotrun_graph_shape_cache_forget_seen(&s->shapes);
+  int any = 0;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    any |= aotrun_graph_slot_holds_something(&s->slots[i]);
+  if (!any) return;
+  s->num_releases++;
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    aotrun_graph_slot_release(s, &s->slots[i]);
+}
+
+/* ---- host arrays ---- */
+
+void aotrun_graph_slot_free_arrays(aotrun_graph_slot *c) {
+  free(c->static_inputs);
+  free(c->static_shapes);
+  free(c->static_buffers);
+  free(c->outputs);
+  free(c->input_nodes.nodes);
+  memset(c, 0, sizeof *c);
+}
+
+void aotrun_graph_slots_free_arrays(aotrun_graph_state *s) {
+  for (size_t i = 0; i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    aotrun_graph_slot_free_arrays(&s->slots[i]);
+  aotrun_graph_shape_cache_free(&s->shapes);
+}
+
+/* calloc(0) may return NULL: at least one element. */
+int aotrun_graph_slot_arrays(aotrun_graph_state *s, aotrun_graph_slot *c) {
+  if (c->static_inputs != NULL) return 1;
+  size_t ni = s->num_inputs + 1;
+  c->static_inputs = calloc(ni, sizeof(DLTensor));
+  c->static_shapes = calloc(ni * AOTRUN_MAX_DIMS, sizeof(int64_t));
+  c->static_buffers = calloc(ni, sizeof(void *));
+  c->outputs = calloc(s->num_outputs + 1, sizeof(AtenTensorHandle));
+  c->input_nodes.nodes = calloc(ni, sizeof(void *));
+  if (c->static_inputs && c->static_shapes && c->static_buffers && c->outputs &&
+      c->input_nodes.nodes &&
+      aotrun_graph_shape_cache_reserve(&s->shapes,
+                                       aotrun_graph_slot_index(s, c)))
+    return 1;
+  aotrun_graph_slot_free_arrays(c);
+  return 0;
+}
+
+/* ---- graph per shape: eviction and the slot of a new capture ---- */
+
+void aotrun_graph_slot_evict(aotrun_graph_state *s, aotrun_graph_slot *c) {
+  aotrun_graph_slot_release(s, c);
+  s->num_evictions++;
+  aotrun_graph_state_logf(
+      s, AOTRUN_LOG_DEBUG,
+      "method %s: evicted the least recently used CUDA graph "
+      "(cuda_graph_shapes = %d)",
+      s->method, s->max_graphs);
+}
+
+/* An unused slot within the limit, else the least recently used graph's,
+ * evicted first (its memory freed before the new capture allocates). */
+aotrun_graph_slot *aotrun_graph_slot_for_capture(aotrun_graph_state *s) {
+  aotrun_graph_slot *c = NULL;
+  size_t limit = aotrun_graph_shape_cache_limit(&s->shapes);
+  for (size_t i = 0; i < limit && c == NULL; i++)
+    if (!aotrun_graph_slot_holds_something(&s->slots[i])) c = &s->slots[i];
+  if (c == NULL) {
+    int lru = aotrun_graph_shape_cache_lru(&s->shapes);
+    if (lru < 0) return NULL;
+    c = &s->slots[lru];
+    aotrun_graph_slot_evict(s, c);
+  }
+  return aotrun_graph_slot_arrays(s, c) ? c : NULL;
+}
+
+/* ---- the capture ---- */
+
+/* Step 1: the capture call's shapes and a static buffer per input, filled
+ * with a copy of the inputs. */
+static aotrun_status make_static_inputs(aotrun_graph_state *s,
+                                        aotrun_graph_slot *c,
+                                        const DLTensor *in, aotrun_error *err) {
+  c->have_shapes = 1;
+  aotrun_status st = aotrun_graph_shape_cache_key_slot(
+      &s->shapes, aotrun_graph_slot_index(s, c), in, err);
+  for (size_t i = 0; i < s->num_inputs && st == AOTRUN_OK; i++) {
+    DLTensor *t = &c->static_inputs[i];
+    int64_t *shape = c->static_shapes + i * AOTRUN_MAX_DIMS;
+    memset(t, 0, sizeof *t);
+    for (int32_t d = 0; d < in[i].ndim; d++) shape[d] = in[i].shape[d];
+    t->ndim = in[i].ndim;
+    t->shape = shape;
+    t->dtype = in[i].dtype;
+    t->device = s->device;
+    size_t bytes = aotrun_dl_nbytes(t);
+    st = s->ops.static_alloc(s->ops.ctx, bytes ? bytes : 1,
+                             &c->static_buffers[i], err);
+    if (st != AOTRUN_OK) {
+      c->static_buffers[i] = NULL;
+      return aotrun_error_prefix(err, "static buffer of input %zu: ", i);
+    }
+    t->data = c->static_buffers[i];
+    c->static_bytes += bytes ? bytes : 1;
+  }
+  if (st != AOTRUN_OK) return st;
+  return s->ops.copy_inputs(s->ops.ctx, in, c->static_inputs, s->num_inputs,
+                            err);
+}
+
+/* Steps 3-4: the model recorded into the capture with the pool installed. */
+static aotrun_status record(aotrun_graph_state *s, aotrun_graph_slot *c,
+                            aotrun_error *err) {
+  aotrun_status st = s->ops.begin_capture(s->ops.ctx, err);
+  if (st != AOTRUN_OK) return st;
+  c->capturing = 1;
+  s->ops.pool_install(s->ops.ctx, c->pool);
+  c->pool_installed = 1;
+  st = s->ops.run_capture(s->ops.ctx, c->static_inputs, s->num_inputs,
+                          c->outputs, s->num_outputs, err);
+  s->ops.pool_install(s->ops.ctx, NULL);
+  c->pool_installed = 0;
+  if (st != AOTRUN_OK) {
+    /* Never trust out values of a failed run. */
+    memset(c->outputs, 0, s->num_outputs * sizeof *c->outputs);
+    return aotrun_error_prefix(err, "the model failed inside the capture: ");
+  }
+  void *graph = NULL;
+  c->capturing = 0;
+  st = s->ops.end_capture(s->ops.ctx, &graph, err);
+  c->graph = graph; /* release() destroys it either way */
+  if (st != AOTRUN_OK) return aotrun_error_prefix(err, "end capture: ");
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
+                                                     aotrun_graph_slot *c,
+                                                     const DLTensor *in,
+                                                     aotrun_error *err) {
+  aotrun_status st = make_static_inputs(s, c, in, err);
+  if (st == AOTRUN_OK) {
+    st = s->ops.pool_create(s->ops.ctx, &c->pool, err);
+    if (st != AOTRUN_OK) c->pool = NULL;
+  }
+  if (st == AOTRUN_OK) st = record(s, c, err);
+  if (st == AOTRUN_OK && s->input_nodes &&
+      aotrun_graph_input_nodes_usable(&s->ops, in, s->num_inputs, s->device))
+    st = aotrun_graph_input_nodes_attach(&s->ops, c->graph, in,
+                                         c->static_inputs, s->num_inputs,
+                                         &c->input_nodes, err);
+  if (st == AOTRUN_OK) {
+    void *exec = NULL;
+    st = s->ops.instantiate(s->ops.ctx, c->graph, &exec, err);
+    c->exec = exec;
+    if (st != AOTRUN_OK) aotrun_error_prefix(err, "instantiate: ");
+  }
+  if (st == AOTRUN_OK) {
+    st = s->ops.launch(s->ops.ctx, c->exec, err);
+    if (st != AOTRUN_OK) aotrun_error_prefix(err, "first launch: ");
+  }
+  return st;
+}
+
+size_t aotrun_graph_slot_bytes(const aotrun_graph_state *s,
+                               const aotrun_graph_slot *c) {
+  return c->static_bytes +
+         (c->pool != NULL ? s->ops.pool_bytes(s->ops.ctx, c->pool) : 0);
+}
