@@ -31,6 +31,10 @@ static void test_defaults(void **state) {
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_WARM_UP_RUN, &out);
   assert_string_equal(out.key, "warm_up_run");
   assert_int_equal(out.bool_value, 1);
+  /* Replay's input copies as nodes of the graph (faster, measured). */
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES, &out);
+  assert_string_equal(out.key, "cuda_graph_input_nodes");
+  assert_int_equal(out.bool_value, 1);
 }
 
 /* Issue 15: library_temp_file is set backend-wide and read anywhere;

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -103,6 +104,8 @@ def fake_results():
         "replay_copies_sync": {"4": {"median": 14.0}},
         "replay_copies_sync_device": {"4": {"median": 6.5}},
         "replay_copies_sync_host_side": {"4": {"median": 7.5}},
+        "replay_memcpy_nodes_sync": {"4": {"median": 12.0}},
+        "replay_memcpy_nodes_sync_host_side": {"4": {"median": 7.0}},
         "busy_by_model": {"mlp": {
             "n": 4, "busy_us": 11.5, "spin_ns": 1500,
             "launches_sync": {"median": 19.0}, "graph_launch_sync": {"median": 14.0},
@@ -170,10 +173,11 @@ def test_markdown_table(bo):
            "0.2 |" in md
     assert "| N empty launches + sync | 5.00 | 10.00 |" in md
     assert "| graph of N empty kernels + sync | 6.00 | 8.00 |" in md
-    # Issue 16: aotrun's replay adds 8.5 us on the host beyond its GPU time,
-    # the floor's replay of 4 empty kernels 7.5: 1.0 us of aotrun's own.
+    # Issue 16: aotrun's replay (input nodes, the default) adds 8.5 us on
+    # the host beyond its GPU time, the floor's replay of 4 empty kernels
+    # through re-pointed memcpy nodes 7.0: 1.5 us of aotrun's own.
     assert "| ... device time (events) | - | 6.50 |" in md
-    assert "| mlp | aotrun graph device | 20.0 | 11.5 | 8.5 | 7.5 | 1.0 |" in md
+    assert "| mlp | aotrun graph device | 20.0 | 11.5 | 8.5 | 7.0 | 1.5 |" in md
     # Against the floor with the program's GPU time: no graph 21 / 19,
     # graph 12 / 14; no input-node run: '-'.
     assert "| mlp | 4 | 11.5 | 11.6 | 19.0 | 21.0 | 1.11 | 14.0 | 12.0 | 0.86 " \
@@ -227,3 +231,34 @@ def test_models_run_eagerly_on_cpu(bo):
         module, args = bo.build_model("decoder", "cpu")
         ep = torch.export.export(module, args)
         assert len(ep.graph_signature.user_inputs) == 3
+
+
+def test_variant_command_lines(bo, monkeypatch):
+    """Each aotrun variant's `aotrun bench` command line: device I/O,
+    graphs, input copies on the stream (the option's default is nodes),
+    cuBLASLt through the environment."""
+    seen = []
+
+    class FakePopen:
+        def __init__(self, cmd, env=None, **kw):
+            seen.append((cmd, env))
+            self.returncode = 0
+            self.pid = 0
+
+        def communicate(self, timeout=None):
+            return '{"latency_us": {"median": 1.0}}', ""
+
+    monkeypatch.setattr(bo.subprocess, "Popen", FakePopen)
+    a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
+    mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]}}}
+    for variant in ("aotrun_nograph_host", "aotrun_graph_device",
+                    "aotrun_graph_copies_device", "aotrun_lt_nograph_device"):
+        bo.aotrun_bench(a, {}, mres, variant, 10)
+    cmds = [" ".join(c) for c, _ in seen]
+    assert "--device-io" not in cmds[0] and "enable_cuda_graph" not in cmds[0]
+    assert "--device-io" in cmds[1]
+    assert "--option enable_cuda_graph_for_method=forward" in cmds[1]
+    assert "cuda_graph_input_nodes" not in cmds[1]  # the default: nodes
+    assert "--option cuda_graph_input_nodes=false" in cmds[2]
+    assert seen[3][1].get("AOTRUN_GEMM_LT") == "1"
+    assert all("--input /p/x.npy" in c and "--no-gpu-time" in c for c in cmds)

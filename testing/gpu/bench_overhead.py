@@ -85,7 +85,7 @@ DESCRIPTIONS = {
 }
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
-            "aotrun_graph_nodes_device",
+            "aotrun_graph_copies_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -676,8 +676,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
         env = dict(env, AOTRUN_GEMM_LT="1")
     if "_graph_" in variant:
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
-    if "_nodes_" in variant:  # input copies as nodes of the graph
-        cmd += ["--option", "cuda_graph_input_nodes=true"]
+    if "_copies_" in variant:  # input copies on the stream, not graph nodes
+        cmd += ["--option", "cuda_graph_input_nodes=false"]
     if not gpu_time:
         cmd.append("--no-gpu-time")
     for o in options:
@@ -897,14 +897,15 @@ def replay_cost_table(res, floor):
     """Issue 16: what a replay adds on the host beyond the launch and the
     copies. For aotrun: wall minus GPU time of the run with gpu_timing on
     (both medians); for the floor: the same for launch_floor's replay of N
-    empty kernels with the copies on the stream (or re-pointed memcpy nodes
-    for the input-node variant), N = the program's kernel count."""
+    empty kernels with re-pointed memcpy nodes (aotrun's default,
+    cuda_graph_input_nodes) or the copies on the stream (the variant with
+    the option off), N = the program's kernel count."""
     rows = []
     for name, m in res.get("models", {}).items():
         n = m.get("kernels_n")
         v = m.get("variants", {})
-        for var, fkey in (("aotrun_graph_device", "replay_copies_sync"),
-                          ("aotrun_graph_nodes_device", "replay_memcpy_nodes_sync")):
+        for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
+                          ("aotrun_graph_copies_device", "replay_copies_sync")):
             vr = v.get(var) or {}
             wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
             fl = (floor.get(fkey + "_host_side") or {}).get(str(n)) if n else None
@@ -940,14 +941,14 @@ def busy_floor_table(res, floor):
         v = m.get("variants", {})
         nd = (v.get("aotrun_nograph_device") or {}).get("median_us")
         gd = (v.get("aotrun_graph_device") or {}).get("median_us")
-        gn = (v.get("aotrun_graph_nodes_device") or {}).get("median_us")
+        gc = (v.get("aotrun_graph_copies_device") or {}).get("median_us")
         rows.append(f"| {name} | {b.get('n')} | {_f(b.get('busy_us'))} | "
                     f"{_f(b.get('graph_device_us'))} | "
                     f"{_f(b.get('launches_sync'))} | {_f(nd)} | "
                     f"{_ratio(nd, b.get('launches_sync'))} | "
                     f"{_f(b.get('graph_launch_sync'))} | {_f(gd)} | "
-                    f"{_ratio(gd, b.get('graph_launch_sync'))} | {_f(gn)} | "
-                    f"{_ratio(gn, b.get('graph_launch_sync'))} |")
+                    f"{_ratio(gd, b.get('graph_launch_sync'))} | {_f(gc)} | "
+                    f"{_ratio(gc, b.get('graph_launch_sync'))} |")
     if not rows:
         return []
     return ["Against a floor with the program's GPU time (`launch_floor "
@@ -958,7 +959,7 @@ def busy_floor_table(res, floor):
             "| model | N | GPU us/call (aotrun) | floor's device us (graph) | "
             "floor: N busy launches + sync | aotrun, device I/O | x | "
             "floor: graph of N busy + sync | aotrun + graph, device I/O | x | "
-            "aotrun + graph, input nodes | x |",
+            "aotrun + graph, input copies on the stream | x |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
             ] + rows + [""]
 
@@ -1029,7 +1030,7 @@ def render_markdown(res):
                   "aoti_torch_default": "torch AOTI runner, default .pt2",
                   "aotrun_nograph_device": "aotrun, device I/O",
                   "aotrun_graph_device": "aotrun + graph, device I/O",
-                  "aotrun_graph_nodes_device": "aotrun + graph, input nodes, device I/O",
+                  "aotrun_graph_copies_device": "aotrun + graph, device I/O, input copies on the stream (cuda_graph_input_nodes=false)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",

@@ -267,14 +267,19 @@ def case_checks(name, path, module, methods, sample, plugin):
                 raise AssertionError("phase %s after 6 calls" % phase)
             return "phase %s" % phase
 
-    def graph_input_nodes():
-        """Option cuda_graph_input_nodes: the graph's input copies are nodes
-        pointed at each call's tensors. Fresh device tensors every call (new
-        addresses), one changed in place, host tensors in between (nodes
-        off, stream copies), each compared with eager."""
+    def graph_fresh_tensors(nodes):
+        """Graph replay over changing caller tensors, with option
+        cuda_graph_input_nodes on (the default: the graph's input copies are
+        nodes pointed at each call's tensors) or off (copies on the stream).
+        Fresh device tensors every call (new addresses), one changed in
+        place, host tensors in between (nodes off for that call, stream
+        copies), each compared with eager."""
         with aotrun.Program(path, plugin=plugin) as prog:
             m = prog.method()
-            m.set_option("cuda_graph_input_nodes", True)
+            if m.get_option("cuda_graph_input_nodes") is not True:
+                raise AssertionError("cuda_graph_input_nodes is not on by "
+                                     "default")
+            m.set_option("cuda_graph_input_nodes", nodes)
             m.set_option("enable_cuda_graph_for_method", "forward")
             run_and_compare(prog, module, "forward", inputs, "capture", calls=4)
             if name == "mlp" and m.get_option("cuda_graph_phase") != "Replay":
@@ -303,7 +308,10 @@ def case_checks(name, path, module, methods, sample, plugin):
     check("%s: host tensors" % name, host_io)
     check("%s: device in, host out" % name, device_inputs_host_outputs)
     check("%s: CUDA graphs" % name, graphs)
-    check("%s: CUDA graphs, input nodes" % name, graph_input_nodes)
+    check("%s: CUDA graphs, input nodes" % name,
+          lambda: graph_fresh_tensors(True))
+    check("%s: CUDA graphs, input copies on the stream" % name,
+          lambda: graph_fresh_tensors(False))
 
 
 def extra_checks(paths, cases, plugin):
