@@ -64,9 +64,9 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
   o->log_level = AOTRUN_LOG_INFO;
   o->warm_up = 1;
   o->warm_up_run = 1;
-  /* Replay's input copies as memcpy nodes of the graph: 4-9 us less per
-   * call on four of the five benchmark models, none slower (H100,
-   * 2026-12-06, docs/benchmarks.md). */
+  /* Replay's input copies as memcpy nodes of the graph: 3-9 us less per
+   * call on four of the five benchmark models, the GPU-bound fifth within
+   * noise (H100, 2026-12-06, docs/benchmarks.md). */
   o->graph_input_nodes = 1;
 }
 
