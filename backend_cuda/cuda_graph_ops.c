@@ -209,6 +209,9 @@ static aotrun_status add_input_nodes(void *ctx, void *graph,
                                      size_t n, void **nodes,
                                      aotrun_error *err) {
   (void)ctx;
+  if (aotrun_fault_point("cuda_graph.add_input_nodes"))
+    return cuda_failed(err, "cudaGraphAddMemcpyNode1D",
+                       cudaErrorMemoryAllocation);
   cudaGraph_t g = (cudaGraph_t)graph;
   size_t num_roots = 0;
   cudaError_t e = cudaGraphGetRootNodes(g, NULL, &num_roots);
@@ -245,9 +248,13 @@ static aotrun_status point_input_node(void *ctx, void *exec, void *node,
                                       const DLTensor *in, const DLTensor *st,
                                       aotrun_error *err) {
   (void)ctx;
-  cudaError_t e = cudaGraphExecMemcpyNodeSetParams1D(
-      (cudaGraphExec_t)exec, (cudaGraphNode_t)node, st->data,
-      source_of(in), aotrun_dl_nbytes(in), cudaMemcpyDeviceToDevice);
+  cudaError_t e =
+      aotrun_fault_point("cuda_graph.point_input_node")
+          ? cudaErrorInvalidValue
+          : cudaGraphExecMemcpyNodeSetParams1D(
+                (cudaGraphExec_t)exec, (cudaGraphNode_t)node, st->data,
+                source_of(in), aotrun_dl_nbytes(in),
+                cudaMemcpyDeviceToDevice);
   if (e != cudaSuccess) {
     (void)cudaGetLastError(); /* a refused pointer is not the stream's */
     return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);
@@ -258,8 +265,11 @@ static aotrun_status point_input_node(void *ctx, void *exec, void *node,
 static aotrun_status enable_input_node(void *ctx, void *exec, void *node,
                                        int on, aotrun_error *err) {
   (void)ctx;
-  cudaError_t e = cudaGraphNodeSetEnabled(
-      (cudaGraphExec_t)exec, (cudaGraphNode_t)node, on ? 1u : 0u);
+  cudaError_t e = aotrun_fault_point("cuda_graph.enable_input_node")
+                      ? cudaErrorInvalidValue
+                      : cudaGraphNodeSetEnabled((cudaGraphExec_t)exec,
+                                                (cudaGraphNode_t)node,
+                                                on ? 1u : 0u);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return cuda_failed(err, "cudaGraphNodeSetEnabled", e);

@@ -130,6 +130,12 @@ static const char *fragment(const char *point, int *may_succeed) {
       {"cuda_graph.instantiate", "cudaGraphInstantiate", 1},
       {"cuda_graph.launch", "cudaGraphLaunch", 1},
       {"cuda_graph.static_alloc", "cudaMalloc", 1},
+      /* Input nodes (the default): an attach failure is a capture
+       * failure; a refused pointer or switch copies on the stream, or
+       * fails the call naming the switch. */
+      {"cuda_graph.add_input_nodes", "cudaGraphAddMemcpyNode1D", 1},
+      {"cuda_graph.point_input_node", "cudaGraphExecMemcpyNodeSetParams1D", 1},
+      {"cuda_graph.enable_input_node", "cudaGraphNodeSetEnabled", 1},
   };
   for (size_t i = 0; i < sizeof kWhat / sizeof kWhat[0]; i++)
     if (strcmp(point, kWhat[i].point) == 0) {
