@@ -218,9 +218,10 @@ aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
                                                 aotrun_error *err);
 
 /* Option cuda_graph_input_nodes: 1 puts the input copies of graphs
- * captured from now on into the graph (graph_input_nodes.h); 0 (the
- * default) copies them on the stream before each launch. A graph already
- * captured keeps its way until it is released. */
+ * captured from now on into the graph (graph_input_nodes.h); 0 copies them
+ * on the stream before each launch. A new state starts at 0; the CUDA
+ * method sets the option's value (1 by default, cuda_options.c). A graph
+ * already captured keeps its way until it is released. */
 void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on);
 
 /* Graphs held now whose input copies are nodes of the graph (tests). */

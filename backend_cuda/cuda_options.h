@@ -26,7 +26,8 @@
  *        captured from then on copies its inputs with copy nodes of its
  *        own, pointed at each call's device inputs (no cudaMemcpyAsync of
  *        their own; host inputs still copied on the stream);
- *        graph_input_nodes.h (default 0)
+ *        graph_input_nodes.h (default 1 since 2026-12-06; 0: copies
+ *        on the stream)
  *   cuda_graph_bytes               STRING  method, read  the graphs held
  *        and their device memory: "2 graphs, 4194816 bytes: [1,4]
  *        2097408; [2,4] 2097408" (input shapes and bytes per graph, most

@@ -103,6 +103,16 @@ static void capture(buf *a, buf *b) {
                       "Replay");
 }
 
+/* One input, nodes on: a (device) captured; h (host) and b (device) for
+ * the calls that follow. */
+static void captured_with_host_and_device(buf *a, buf *h, buf *b) {
+  start(1, 1, fake_gpu_ops());
+  make(a, 1, 1);
+  make(h, 5, 0);
+  make(b, 8, 1);
+  capture(a, NULL);
+}
+
 /* ---- tests ---- */
 
 static void test_nodes_follow_each_calls_inputs(void **state) {
@@ -172,12 +182,8 @@ static void test_a_refused_pointer_falls_back_to_stream_copies(void **state) {
 static void test_a_node_that_cannot_be_turned_off_fails_the_call(
     void **state) {
   (void)state;
-  start(1, 1, fake_gpu_ops());
   buf a, h, b;
-  make(&a, 1, 1);
-  make(&h, 5, 0);
-  make(&b, 8, 1);
-  capture(&a, NULL);
+  captured_with_host_and_device(&a, &h, &b);
   FAKE.fault = FAKE_ENABLE;
   assert_int_equal(call(&h, NULL), AOTRUN_ERR_ACCESS_FAILED);
   assert_non_null(strstr(FAKE.last_log, "turning input node 0 off"));
@@ -190,12 +196,8 @@ static void test_a_node_that_cannot_be_turned_off_fails_the_call(
 static void test_a_node_that_cannot_be_turned_on_copies_instead(
     void **state) {
   (void)state;
-  start(1, 1, fake_gpu_ops());
   buf a, h, b;
-  make(&a, 1, 1);
-  make(&h, 5, 0);
-  make(&b, 8, 1);
-  capture(&a, NULL);
+  captured_with_host_and_device(&a, &h, &b);
   assert_int_equal(call(&h, NULL), AOTRUN_OK); /* off */
   FAKE.fault = FAKE_ENABLE;
   int copies = FAKE.copy_inputs;
