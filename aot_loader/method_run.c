@@ -364,16 +364,33 @@ static int kept_output(const aotrun_runner_call *call, const DLTensor *dst) {
   return call != NULL && call->kept != NULL && dst->data == NULL;
 }
 
+/* Whether the copies need the shim's current stream to be `stream`: a
+ * strided source goes through aoti_torch_copy_ and a kept output may be
+ * copied by the shim, both on its current stream; a compact copy into the
+ * caller's tensor names the stream itself. */
+static int needs_current_stream(const aotrun_runner_call *call,
+                                const DLTensor *outputs, const out_desc *d,
+                                size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (kept_output(call, &outputs[i]) ||
+        (runner_numel((int32_t)d[i].ndim, d[i].sizes) > 0 &&
+         !runner_is_compact((int32_t)d[i].ndim, d[i].sizes, d[i].strides)))
+      return 1;
+  return 0;
+}
+
 /* Checks every output before the first byte is written, then copies each
- * on the current stream (the caller holds the stream guard); no sync.
- * Kept outputs (call->kept) are handed over or copied instead (see
- * aotrun_runner_call); on failure none stays kept. */
+ * on `stream`; no sync. With `guarded` the caller holds the stream guard;
+ * without, one is opened only where needs_current_stream says so (the
+ * replay of compact outputs into the caller's tensors opens none: no heap
+ * work, no cudaGetDevice). Kept outputs (call->kept) are handed over or
+ * copied instead (see aotrun_runner_call); on failure none stays kept. */
 static aotrun_status copy_outputs_unsynced(aotrun_method_runner *r,
                                            AtenTensorHandle *sources,
                                            DLTensor *outputs,
                                            size_t num_outputs, void *stream,
                                            aotrun_runner_call *call,
-                                           int may_hand_over,
+                                           int may_hand_over, int guarded,
                                            aotrun_error *err) {
   out_desc stack[STACK_IO];
   out_desc *d = num_outputs <= STACK_IO ? stack
@@ -388,14 +405,20 @@ static aotrun_status copy_outputs_unsynced(aotrun_method_runner *r,
     if (st == AOTRUN_OK && !kept_output(call, &outputs[i]))
       st = check_output_fits(r, i, &d[i], &outputs[i], call, err);
   }
+  CUDAStreamGuardHandle guard = NULL;
+  if (st == AOTRUN_OK && !guarded &&
+      needs_current_stream(call, outputs, d, num_outputs))
+    st = open_guard(r, stream, &guard, err);
   for (size_t i = 0; i < num_outputs && st == AOTRUN_OK; i++)
     st = kept_output(call, &outputs[i])
              ? aotrun_runner_keep_output(r, i, sources[i], may_hand_over,
                                          &call->kept[i], err)
              : copy_one_output(r, i, sources[i], &d[i], &outputs[i], stream,
                                err);
+  /* Inside the guard: kept copies are freed on the stream that wrote them. */
   if (st != AOTRUN_OK && call != NULL && call->kept != NULL)
     aotrun_method_runner_delete_handles(call->kept, num_outputs);
+  close_guard(guard);
   if (d != stack) free(d);
   return st;
 }
@@ -435,12 +458,8 @@ aotrun_status aotrun_method_runner_copy_outputs_call(
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);
   call_reset(call, num_outputs);
-  CUDAStreamGuardHandle guard = NULL;
-  aotrun_status st = open_guard(r, stream, &guard, err);
-  if (st == AOTRUN_OK)
-    st = copy_outputs_unsynced(r, sources, outputs, num_outputs, stream, call,
-                               0, err);
-  close_guard(guard);
+  aotrun_status st = copy_outputs_unsynced(r, sources, outputs, num_outputs,
+                                           stream, call, 0, 0, err);
   if (st != AOTRUN_OK || (call != NULL && call->no_sync)) return st;
   st = synchronize(r, stream, err);
   if (st != AOTRUN_OK && call != NULL && call->kept != NULL)
@@ -482,7 +501,7 @@ static aotrun_status run_checked(aotrun_method_runner *r,
     st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
   if (st == AOTRUN_OK)
     st = copy_outputs_unsynced(r, out, outputs, num_outputs, stream, call, 1,
-                               err);
+                               1, err);
   /* Inside the guard: the frees are ordered on the stream whose queued
    * copies still read these outputs (async calls return before they ran). */
   aotrun_method_runner_delete_handles(out, num_outputs);

@@ -30,6 +30,10 @@
 /* One graph's nodes (count 0: none, inputs are copied on the stream). */
 typedef struct aotrun_graph_input_nodes {
   void **nodes;  /* num_inputs entries, owned by the capture slot */
+  /* The address each node of the executable graph reads now (num_inputs
+   * entries, owned by the slot; NULL: not known, set it at the next call).
+   * A caller passing the same buffers as last time costs no setter call. */
+  const void **pointed;
   size_t count;  /* attached nodes: 0 or num_inputs */
   int enabled;   /* 1: the nodes run at the next launch, 0: they do not,
                     -1: some may (a switch failed half way) */
@@ -53,8 +57,8 @@ aotrun_status aotrun_graph_input_nodes_attach(const aotrun_graph_ops *ops,
                                               aotrun_graph_input_nodes *g,
                                               aotrun_error *err);
 
-/* Before a replay's launch: points g's nodes at inputs (enabling them if
- * they were off), or, where that cannot be (a host input, a setter
+/* Before a replay's launch: points g's nodes at inputs (a node already
+ * reading that address is left alone; enabling them if they were off), or, where that cannot be (a host input, a setter
  * refusing a pointer: logged at debug through ops->log), turns them off
  * and queues ops->copy_inputs on the stream. Without nodes: copy_inputs.
  * An error only where neither way is left (the nodes cannot be turned off,

@@ -89,6 +89,7 @@ void aotrun_graph_slot_free_arrays(aotrun_graph_slot *c) {
   free(c->static_buffers);
   free(c->outputs);
   free(c->input_nodes.nodes);
+  free(c->input_nodes.pointed);
   memset(c, 0, sizeof *c);
 }
 
@@ -107,8 +108,9 @@ int aotrun_graph_slot_arrays(aotrun_graph_state *s, aotrun_graph_slot *c) {
   c->static_buffers = calloc(ni, sizeof(void *));
   c->outputs = calloc(s->num_outputs + 1, sizeof(AtenTensorHandle));
   c->input_nodes.nodes = calloc(ni, sizeof(void *));
+  c->input_nodes.pointed = calloc(ni, sizeof(void *));
   if (c->static_inputs && c->static_shapes && c->static_buffers && c->outputs &&
-      c->input_nodes.nodes &&
+      c->input_nodes.nodes && c->input_nodes.pointed &&
       aotrun_graph_shape_cache_reserve(&s->shapes,
                                        aotrun_graph_slot_index(s, c)))
     return 1;

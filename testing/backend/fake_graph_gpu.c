@@ -39,6 +39,9 @@ typedef struct output {
 
 void fake_gpu_reset(void) { memset(&FAKE, 0, sizeof FAKE); }
 
+/* Where a tensor's bytes start (DLPack: data + byte_offset). */
+static void *at(const DLTensor *t) { return (char *)t->data + t->byte_offset; }
+
 static aotrun_status fails(fake_fault f, aotrun_error *err,
                            const char *what) {
   if (FAKE.fault != f) return AOTRUN_OK;
@@ -67,7 +70,7 @@ static aotrun_status run_direct(void *ctx, const DLTensor *in, size_t ni,
   aotrun_status st = fails(FAKE_RUN_DIRECT, err, "model run");
   if (st != AOTRUN_OK) return st;
   const float *p[MAX_IN];
-  for (size_t i = 0; i < ni && i < MAX_IN; i++) p[i] = in[i].data;
+  for (size_t i = 0; i < ni && i < MAX_IN; i++) p[i] = at(&in[i]);
   fake_gpu_model(p, ni, numel_of(&in[0]), out[0].data);
   return AOTRUN_OK;
 }
@@ -180,7 +183,7 @@ static aotrun_status copy_inputs(void *ctx, const DLTensor *in,
   if (s != AOTRUN_OK) return s;
   FAKE.copy_inputs++;
   for (size_t i = 0; i < n; i++)
-    memcpy(st[i].data, in[i].data, numel_of(&in[i]) * sizeof(float));
+    memcpy(st[i].data, at(&in[i]), numel_of(&in[i]) * sizeof(float));
   return AOTRUN_OK;
 }
 
@@ -249,7 +252,7 @@ static aotrun_status add_input_nodes(void *ctx, void *x, const DLTensor *in,
     if (g->num_nodes == MAX_NODES)
       return aotrun_error_set(err, AOTRUN_ERR_INTERNAL, "fake: nodes full");
     g->nodes[g->num_nodes] =
-        (node){st[i].data, in[i].data, numel_of(&in[i]) * sizeof(float), 1};
+        (node){st[i].data, at(&in[i]), numel_of(&in[i]) * sizeof(float), 1};
     nodes[i] = (void *)(uintptr_t)(g->num_nodes + 1); /* index + 1 */
     g->num_nodes++;
   }
@@ -269,12 +272,12 @@ static aotrun_status point_input_node(void *ctx, void *x, void *n,
                           "cudaGraphExecMemcpyNodeSetParams1D (invalid "
                           "argument)");
   if (s != AOTRUN_OK) return s;
-  if (in->data == FAKE.refuse_src)
+  if (at(in) == FAKE.refuse_src)
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "cudaGraphExecMemcpyNodeSetParams1D failed: "
                             "invalid argument");
   node *p = node_of(x, n);
-  p->src = in->data;
+  p->src = at(in);
   p->dst = st->data;
   p->bytes = numel_of(in) * sizeof(float);
   return AOTRUN_OK;

@@ -129,11 +129,63 @@ static void test_nodes_follow_each_calls_inputs(void **state) {
   buf *order[] = {&b, &c, &a, &c, &b, &b};
   for (int i = 0; i < 6; i++) assert_int_equal(call(order[i], NULL), AOTRUN_OK);
   assert_int_equal(FAKE.copy_inputs, copies); /* no stream copy on replay */
-  assert_int_equal(FAKE.points, 6);
+  assert_int_equal(FAKE.points, 5); /* b, c, a, c, b; the second b is kept */
   assert_int_equal(FAKE.enables, 0); /* on from the start, never switched */
   /* A buffer changed in place between calls is read at the launch. */
   a.v[0] = 99;
   assert_int_equal(call(&a, NULL), AOTRUN_OK);
+}
+
+/* A serving host passes the same buffers every call: after the capture
+ * no setter runs at all, yet each call reads the buffers' new contents. */
+static void test_the_same_buffers_again_cost_no_setter(void **state) {
+  (void)state;
+  start(2, 1, fake_gpu_ops());
+  buf a, b, c;
+  make(&a, 1, 1);
+  make(&b, 2, 1);
+  make(&c, 3, 1);
+  capture(&a, &b);
+  for (int i = 0; i < 5; i++) {
+    a.v[1] = (float)(10 * i); /* new values, same address */
+    b.v[2] = (float)(-3 * i);
+    assert_int_equal(call(&a, &b), AOTRUN_OK);
+  }
+  assert_int_equal(FAKE.points, 0);
+  /* One input moves: only its node is set; back again: set again. */
+  assert_int_equal(call(&a, &c), AOTRUN_OK);
+  assert_int_equal(FAKE.points, 1);
+  assert_int_equal(call(&a, &b), AOTRUN_OK);
+  assert_int_equal(FAKE.points, 2);
+  /* The address a node reads is data + byte_offset: w[1]'s values spelled
+   * as w[0]'s allocation at an offset are the same address (kept); w[0]
+   * itself is another (set). */
+  buf w[2];
+  make(&w[0], 40, 1);
+  make(&w[1], 50, 1);
+  assert_int_equal(call(&w[1], &b), AOTRUN_OK);
+  assert_int_equal(FAKE.points, 3);
+  w[1].t.data = w[0].v;
+  w[1].t.byte_offset = (uint64_t)((char *)w[1].v - (char *)w[0].v);
+  assert_int_equal(call(&w[1], &b), AOTRUN_OK);
+  assert_int_equal(FAKE.points, 3);
+  assert_int_equal(call(&w[0], &b), AOTRUN_OK);
+  assert_int_equal(FAKE.points, 4);
+}
+
+/* A refused setter forgets what its node reads: the next call with any
+ * buffer sets it again rather than trusting the half-done update. */
+static void test_a_refused_setter_is_set_again_next_call(void **state) {
+  (void)state;
+  buf a, h, b;
+  captured_with_host_and_device(&a, &h, &b);
+  FAKE.fault = FAKE_POINT;
+  assert_int_equal(call(&b, NULL), AOTRUN_OK); /* refused: stream copy */
+  int points = FAKE.points;
+  assert_int_equal(call(&b, NULL), AOTRUN_OK); /* the same b: set again */
+  assert_int_equal(FAKE.points, points + 1);
+  assert_int_equal(call(&b, NULL), AOTRUN_OK); /* now known: kept */
+  assert_int_equal(FAKE.points, points + 1);
 }
 
 static void test_host_inputs_turn_the_nodes_off_and_back_on(void **state) {
@@ -273,6 +325,10 @@ static void test_recapture_keeps_the_option(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(
+          test_the_same_buffers_again_cost_no_setter, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_a_refused_setter_is_set_again_next_call, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nodes_follow_each_calls_inputs,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(

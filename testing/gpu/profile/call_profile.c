@@ -7,7 +7,8 @@
  *
  * At exit it prints, per function, calls, total host microseconds inside
  * it, and calls / microseconds per AOTRUN_PROFILE_CALLS (the bench's call
- * count) to stderr. Shim functions are caught only where a model library
+ * count) and the slowest single call (a one-time cost shows there: the
+ * first call's module load, a first copy) to stderr. Shim functions are caught only where a model library
  * calls them (through the global scope); calls inside the shim are not.
  * A development tool: built by testing/gpu/build_gpu_bundle.sh, not
  * linked into anything.
@@ -38,6 +39,7 @@ static const char *const kNames[P_COUNT] = {
 };
 static unsigned long long g_calls[P_COUNT];
 static double g_ns[P_COUNT];
+static double g_max_ns[P_COUNT];
 
 static double now_ns(void) {
   struct timespec ts;
@@ -73,7 +75,9 @@ static void *real(const char *name) {
     if (next == NULL) next = (ret(*) params)real(#name);   \
     double t0 = now_ns();                                  \
     ret r_ = next args;                                    \
-    g_ns[P_##name] += now_ns() - t0;                       \
+    double dt_ = now_ns() - t0;                            \
+    g_ns[P_##name] += dt_;                                 \
+    if (dt_ > g_max_ns[P_##name]) g_max_ns[P_##name] = dt_; \
     g_calls[P_##name]++;                                   \
     return r_;                                             \
   }
@@ -96,6 +100,12 @@ WRAP(cudaError_t, cudaLaunchKernel,
      (const void *f, dim3 g, dim3 b, void **a, size_t m, cudaStream_t s),
      (f, g, b, a, m, s))
 WRAP(cudaError_t, cudaGraphLaunch, (cudaGraphExec_t e, cudaStream_t s), (e, s))
+WRAP(cudaError_t, cudaGraphExecMemcpyNodeSetParams1D,
+     (cudaGraphExec_t e, cudaGraphNode_t n, void *d, const void *s, size_t c,
+      enum cudaMemcpyKind k),
+     (e, n, d, s, c, k))
+WRAP(cudaError_t, cudaGraphNodeSetEnabled,
+     (cudaGraphExec_t e, cudaGraphNode_t n, unsigned int on), (e, n, on))
 WRAP(cudaError_t, cudaEventRecord, (cudaEvent_t e, cudaStream_t s), (e, s))
 WRAP(cudaError_t, cudaFuncSetAttribute,
      (const void *f, enum cudaFuncAttribute a, int v), (f, a, v))
@@ -156,11 +166,12 @@ WRAP(AOTITorchError, aoti_torch_get_current_cuda_stream,
 __attribute__((destructor)) static void report(void) {
   const char *c = getenv("AOTRUN_PROFILE_CALLS");
   double per = c != NULL && atof(c) > 0 ? atof(c) : 1;
-  fprintf(stderr, "call_profile: %-36s %10s %12s %9s %9s\n", "function",
-          "calls", "total us", "calls/x", "us/x");
+  fprintf(stderr, "call_profile: %-36s %10s %12s %9s %9s %10s\n",
+          "function", "calls", "total us", "calls/x", "us/x", "max us");
   for (int i = 0; i < P_COUNT; i++)
     if (g_calls[i] != 0)
-      fprintf(stderr, "call_profile: %-36s %10llu %12.1f %9.2f %9.3f\n",
+      fprintf(stderr,
+              "call_profile: %-36s %10llu %12.1f %9.2f %9.3f %10.1f\n",
               kNames[i], g_calls[i], g_ns[i] / 1e3, g_calls[i] / per,
-              g_ns[i] / 1e3 / per);
+              g_ns[i] / 1e3 / per, g_max_ns[i] / 1e3);
 }
