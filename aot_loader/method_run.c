@@ -467,6 +467,59 @@ aotrun_status aotrun_method_runner_copy_outputs_call(
   return st;
 }
 
+/* A copy a graph node can make: device to device, compact source, bytes. */
+static int direct_copy(const out_desc *o, const DLTensor *dst) {
+  return o->device_type != SHIM_DEVICE_CPU &&
+         !runner_host_memory(dst->device.device_type) &&
+         runner_numel((int32_t)o->ndim, o->sizes) > 0 &&
+         runner_is_compact((int32_t)o->ndim, o->sizes, o->strides);
+}
+
+aotrun_status aotrun_method_runner_plan_output_copies(
+    aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
+    size_t num_outputs, aotrun_runner_call *call, aotrun_output_copy *plan,
+    aotrun_error *err) {
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method handle is NULL");
+  if (num_outputs != r->num_io[1])
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s returns %zu outputs, got %zu",
+                            r->method, r->num_io[1], num_outputs);
+  if (num_outputs > 0 && (outputs == NULL || sources == NULL || plan == NULL))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method %s: the outputs array is NULL", r->method);
+  call_reset(call, num_outputs);
+  for (size_t i = 0; i < num_outputs; i++) {
+    memset(&plan[i], 0, sizeof plan[i]);
+    if (kept_output(call, &outputs[i])) continue;
+    out_desc o;
+    aotrun_status st = describe_output(sources[i], i, &o, err);
+    if (st == AOTRUN_OK)
+      st = check_output_fits(r, i, &o, &outputs[i], call, err);
+    if (st != AOTRUN_OK) return st;
+    for (int64_t d = 0; d < o.ndim; d++) outputs[i].shape[d] = o.sizes[d];
+    if (!direct_copy(&o, &outputs[i])) continue;
+    plan[i] = (aotrun_output_copy){
+        o.data, data_of(&outputs[i]),
+        runner_numel((int32_t)o.ndim, o.sizes) *
+            aotrun_dl_itemsize(outputs[i].dtype),
+        1};
+  }
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_method_runner_finish_call(aotrun_method_runner *r,
+                                               void *stream,
+                                               const aotrun_runner_call *call,
+                                               aotrun_error *err) {
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "method handle is NULL");
+  if (call != NULL && call->no_sync) return AOTRUN_OK;
+  return synchronize(r, stream, err);
+}
+
 /* ---- the whole call ----------------------------------------------------- */
 
 /* One call, inputs already checked: one stream guard around staging, the

@@ -36,6 +36,7 @@
 
 #include "aot_loader/aotrun_error.h"
 #include "aot_loader/dl_dtype.h"
+#include "aot_loader/output_copy.h"
 #include "aot_loader/program.h"
 #include "aot_loader/weight_cache.h"
 #include "plugin_api/aotrun_plugin.h"
@@ -231,6 +232,24 @@ aotrun_status aotrun_method_runner_copy_outputs_call(
     aotrun_method_runner *runner, AtenTensorHandle *sources,
     DLTensor *outputs, size_t num_outputs, void *stream,
     aotrun_runner_call *call, aotrun_error *err);
+
+/* copy_outputs_call's checks without its copies (output_copy.h): each output not kept is
+ * checked against the caller's tensor (the same errors, too_small report
+ * included) and its real sizes written into the caller's shape array;
+ * plan[i] says whether its copy is direct. Queues nothing, waits for
+ * nothing. */
+aotrun_status aotrun_method_runner_plan_output_copies(
+    aotrun_method_runner *runner, AtenTensorHandle *sources,
+    DLTensor *outputs, size_t num_outputs, aotrun_runner_call *call,
+    aotrun_output_copy *plan, aotrun_error *err);
+
+/* The end of a call whose output copies were queued elsewhere: waits for
+ * the stream as copy_outputs_call does (the same fault point), unless the
+ * call asks for no_sync. */
+aotrun_status aotrun_method_runner_finish_call(aotrun_method_runner *runner,
+                                               void *stream,
+                                               const aotrun_runner_call *call,
+                                               aotrun_error *err);
 
 /* Deletes each non-NULL handle once (a model may return one handle in
  * several slots) and sets every slot to NULL. */

@@ -262,10 +262,10 @@ static aotrun_status point_input_node(void *ctx, void *exec, void *node,
   return AOTRUN_OK;
 }
 
-static aotrun_status enable_input_node(void *ctx, void *exec, void *node,
-                                       int on, aotrun_error *err) {
-  (void)ctx;
-  cudaError_t e = aotrun_fault_point("cuda_graph.enable_input_node")
+/* cudaGraphNodeSetEnabled on a copy node; `fault` names its fault point. */
+static aotrun_status enable_node(void *exec, void *node, int on,
+                                 const char *fault, aotrun_error *err) {
+  cudaError_t e = aotrun_fault_point(fault)
                       ? cudaErrorInvalidValue
                       : cudaGraphNodeSetEnabled((cudaGraphExec_t)exec,
                                                 (cudaGraphNode_t)node,
@@ -275,6 +275,107 @@ static aotrun_status enable_input_node(void *ctx, void *exec, void *node,
     return cuda_failed(err, "cudaGraphNodeSetEnabled", e);
   }
   return AOTRUN_OK;
+}
+
+static aotrun_status enable_input_node(void *ctx, void *exec, void *node,
+                                       int on, aotrun_error *err) {
+  (void)ctx;
+  return enable_node(exec, node, on, "cuda_graph.enable_input_node", err);
+}
+
+/* ---- output copies as nodes of the graph (graph_output_nodes.h) ---- */
+
+static aotrun_status plan_outputs(void *ctx, AtenTensorHandle *src,
+                                  DLTensor *out, size_t n,
+                                  aotrun_output_copy *plan,
+                                  aotrun_error *err) {
+  return aotrun_method_runner_plan_output_copies(C(ctx)->runner, src, out, n,
+                                                 C(ctx)->call, plan, err);
+}
+
+static aotrun_status finish_outputs(void *ctx, aotrun_error *err) {
+  return aotrun_method_runner_finish_call(C(ctx)->runner, C(ctx)->stream,
+                                          C(ctx)->call, err);
+}
+
+/* The graph's leaves (nodes nothing depends on), malloc'ed into *leaves. */
+static aotrun_status graph_leaves(cudaGraph_t g, cudaGraphNode_t **leaves,
+                                  size_t *num_leaves, aotrun_error *err) {
+  *leaves = NULL;
+  *num_leaves = 0;
+  size_t n = 0;
+  cudaError_t e = cudaGraphGetNodes(g, NULL, &n);
+  if (e != cudaSuccess) return cuda_failed(err, "cudaGraphGetNodes", e);
+  cudaGraphNode_t *nodes = calloc(n + 1, sizeof *nodes);
+  if (nodes == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "out of memory for %zu graph nodes", n);
+  e = cudaGraphGetNodes(g, nodes, &n);
+  size_t kept = 0;
+  for (size_t i = 0; i < n && e == cudaSuccess; i++) {
+    size_t dependents = 0;
+    e = cudaGraphNodeGetDependentNodes(nodes[i], NULL, NULL, &dependents);
+    if (e == cudaSuccess && dependents == 0) nodes[kept++] = nodes[i];
+  }
+  if (e != cudaSuccess) {
+    free(nodes);
+    return cuda_failed(err, "cudaGraphGetNodes/GetDependentNodes", e);
+  }
+  *leaves = nodes;
+  *num_leaves = kept;
+  return AOTRUN_OK;
+}
+
+/* Each node is added after every leaf the captured graph had (read before
+ * any node is added). */
+static aotrun_status add_output_nodes(void *ctx, void *graph,
+                                      const aotrun_output_copy *plan,
+                                      size_t n, void **nodes,
+                                      aotrun_error *err) {
+  (void)ctx;
+  if (aotrun_fault_point("cuda_graph.add_output_nodes"))
+    return cuda_failed(err, "cudaGraphAddMemcpyNode1D",
+                       cudaErrorMemoryAllocation);
+  cudaGraph_t g = (cudaGraph_t)graph;
+  cudaGraphNode_t *leaves = NULL;
+  size_t num_leaves = 0;
+  aotrun_status status = graph_leaves(g, &leaves, &num_leaves, err);
+  for (size_t i = 0; i < n && status == AOTRUN_OK; i++) {
+    cudaGraphNode_t node = NULL;
+    cudaError_t e = cudaGraphAddMemcpyNode1D(
+        &node, g, leaves, num_leaves, plan[i].dst, plan[i].src,
+        plan[i].bytes, cudaMemcpyDeviceToDevice);
+    if (e != cudaSuccess) {
+      status = cuda_failed(err, "cudaGraphAddMemcpyNode1D", e);
+      break;
+    }
+    nodes[i] = node;
+  }
+  free(leaves);
+  return status;
+}
+
+static aotrun_status point_output_node(void *ctx, void *exec, void *node,
+                                       const aotrun_output_copy *copy,
+                                       aotrun_error *err) {
+  (void)ctx;
+  cudaError_t e =
+      aotrun_fault_point("cuda_graph.point_output_node")
+          ? cudaErrorInvalidValue
+          : cudaGraphExecMemcpyNodeSetParams1D(
+                (cudaGraphExec_t)exec, (cudaGraphNode_t)node, copy->dst,
+                copy->src, copy->bytes, cudaMemcpyDeviceToDevice);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* a refused pointer is not the stream's */
+    return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status enable_output_node(void *ctx, void *exec, void *node,
+                                        int on, aotrun_error *err) {
+  (void)ctx;
+  return enable_node(exec, node, on, "cuda_graph.enable_output_node", err);
 }
 
 static void log_message(void *ctx, int32_t level, const char *message) {
@@ -308,6 +409,11 @@ aotrun_graph_ops aotrun_cuda_graph_ops(aotrun_cuda_graph_ctx *ctx) {
       .add_input_nodes = add_input_nodes,
       .point_input_node = point_input_node,
       .enable_input_node = enable_input_node,
+      .plan_outputs = plan_outputs,
+      .finish_outputs = finish_outputs,
+      .add_output_nodes = add_output_nodes,
+      .point_output_node = point_output_node,
+      .enable_output_node = enable_output_node,
   };
   return ops;
 }

@@ -196,6 +196,10 @@ void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on) {
   if (s != NULL) s->input_nodes = on != 0;
 }
 
+void aotrun_graph_state_set_output_nodes(aotrun_graph_state *s, int on) {
+  if (s != NULL) s->output_nodes = on != 0;
+}
+
 /* ---- one call ---- */
 
 /* A call without a graph. Its failure goes back to the caller as the
@@ -245,7 +249,7 @@ static aotrun_status capture_call(aotrun_graph_state *s, aotrun_graph_slot *c,
   aotrun_error cerr;
   aotrun_error_clear(&cerr);
   aotrun_status st =
-      c != NULL ? aotrun_graph_slot_capture_until_launch(s, c, in, &cerr)
+      c != NULL ? aotrun_graph_slot_capture_until_launch(s, c, in, out, &cerr)
                 : aotrun_error_set(&cerr, AOTRUN_ERR_OUT_OF_MEMORY,
                                    "out of memory for a capture slot");
   if (st != AOTRUN_OK) {
@@ -266,7 +270,9 @@ static aotrun_status capture_call(aotrun_graph_state *s, aotrun_graph_slot *c,
   aotrun_graph_state_logf(
       s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph captured (%zu held)",
       s->method, aotrun_graph_shape_cache_num_graphs(&s->shapes));
-  st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
+  /* Output nodes attached at the capture copied in the first launch. */
+  st = aotrun_graph_output_nodes_finish(&s->ops, c->output_nodes.count > 0,
+                                        c->outputs, out, n_out, err);
   if (st != AOTRUN_OK)
     aotrun_graph_state_logf(s, AOTRUN_LOG_DEBUG, "method %s failed: %s",
                             s->method,
@@ -312,12 +318,18 @@ static aotrun_status check_captured_shapes(const aotrun_graph_state *s,
 static aotrun_status replay(aotrun_graph_state *s, aotrun_graph_slot *c,
                             const DLTensor *in, DLTensor *out, size_t n_out,
                             aotrun_error *err) {
+  int by_nodes = 0;
   aotrun_status st = aotrun_graph_input_nodes_stage(
       &s->ops, c->exec, &c->input_nodes, in, c->static_inputs, s->num_inputs,
       s->device, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_graph_output_nodes_stage(&s->ops, c->exec, &c->output_nodes,
+                                         c->outputs, out, n_out, &by_nodes,
+                                         err);
   if (st == AOTRUN_OK) st = s->ops.launch(s->ops.ctx, c->exec, err);
   if (st == AOTRUN_OK)
-    st = s->ops.copy_outputs(s->ops.ctx, c->outputs, out, n_out, err);
+    st = aotrun_graph_output_nodes_finish(&s->ops, by_nodes, c->outputs, out,
+                                          n_out, err);
   if (st != AOTRUN_OK) {
     aotrun_graph_state_logf(
         s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph replay failed: %s",

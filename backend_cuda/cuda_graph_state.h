@@ -87,6 +87,7 @@
 #include <dlpack/dlpack.h>
 
 #include "aot_loader/aotrun_error.h"
+#include "aot_loader/output_copy.h"
 #include "shim_lib/aotrun_shim.h"
 
 /* Normal calls before the first capture, and after a recapture request. */
@@ -182,6 +183,31 @@ typedef struct aotrun_graph_ops {
   /* Turns node of exec on (1) or off (0) for its next launches. */
   aotrun_status (*enable_input_node)(void *ctx, void *exec, void *node,
                                      int on, aotrun_error *err);
+
+  /* Optional, all five or none (option cuda_graph_output_nodes; NULL:
+   * outputs are always copied by copy_outputs; graph_output_nodes.h). */
+  /* copy_outputs's checks without its copies: sizes written into the
+   * caller's shapes, each output's copy described in plan[i]
+   * (aotrun_method_runner_plan_output_copies). */
+  aotrun_status (*plan_outputs)(void *ctx, AtenTensorHandle *graph_outputs,
+                                DLTensor *outputs, size_t n,
+                                aotrun_output_copy *plan, aotrun_error *err);
+  /* The end of a call whose outputs the graph copied: what copy_outputs
+   * does after its copies (the wait, unless the call is asynchronous). */
+  aotrun_status (*finish_outputs)(void *ctx, aotrun_error *err);
+  /* Adds to graph a device-to-device copy node plan[i].src -> plan[i].dst
+   * per output, each after every node that was a leaf of the graph
+   * before; nodes[i] gets node i. */
+  aotrun_status (*add_output_nodes)(void *ctx, void *graph,
+                                    const aotrun_output_copy *plan, size_t n,
+                                    void **nodes, aotrun_error *err);
+  /* Points node of exec at copy for its next launches. */
+  aotrun_status (*point_output_node)(void *ctx, void *exec, void *node,
+                                     const aotrun_output_copy *copy,
+                                     aotrun_error *err);
+  /* Turns node of exec on (1) or off (0) for its next launches. */
+  aotrun_status (*enable_output_node)(void *ctx, void *exec, void *node,
+                                      int on, aotrun_error *err);
 } aotrun_graph_ops;
 
 typedef struct aotrun_graph_state aotrun_graph_state;
@@ -223,9 +249,15 @@ aotrun_status aotrun_graph_state_set_max_graphs(aotrun_graph_state *s,
  * method sets the option's value (1 by default, cuda_options.c). A graph
  * already captured keeps its way until it is released. */
 void aotrun_graph_state_set_input_nodes(aotrun_graph_state *s, int on);
+/* Option cuda_graph_output_nodes: graphs captured from then on copy the
+ * outputs into the caller's device tensors with nodes of their own
+ * (graph_output_nodes.h). Starts 0. */
+void aotrun_graph_state_set_output_nodes(aotrun_graph_state *s, int on);
 
 /* Graphs held now whose input copies are nodes of the graph (tests). */
 size_t aotrun_graph_state_num_input_node_graphs(const aotrun_graph_state *s);
+/* Graphs held now whose output copies are nodes of the graph (tests). */
+size_t aotrun_graph_state_num_output_node_graphs(const aotrun_graph_state *s);
 
 /* Recapture: release(), then Warmup with 1 call. AOTRUN_ERR_NOT_SUPPORTED
  * when graphs are forbidden or not enabled for this method. */

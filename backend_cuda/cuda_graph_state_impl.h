@@ -13,6 +13,7 @@
 
 #include "backend_cuda/cuda_graph_state.h"
 #include "backend_cuda/graph_input_nodes.h"
+#include "backend_cuda/graph_output_nodes.h"
 #include "backend_cuda/graph_shape_cache.h"
 
 #define METHOD_NAME_MAX 128
@@ -31,6 +32,7 @@ typedef struct aotrun_graph_slot {
   void *graph;
   void *exec;
   aotrun_graph_input_nodes input_nodes; /* count 0: copies on the stream */
+  aotrun_graph_output_nodes output_nodes; /* count 0: copy_outputs */
   size_t static_bytes; /* bytes of the static buffers */
   int have_shapes;   /* static_inputs describe a capture call */
   int capturing;     /* begin_capture succeeded, end_capture not yet called */
@@ -50,6 +52,7 @@ struct aotrun_graph_state {
   int warmup_left;
   int max_graphs; /* option cuda_graph_shapes; 0: one graph, refusal */
   int input_nodes; /* option cuda_graph_input_nodes */
+  int output_nodes; /* option cuda_graph_output_nodes */
   char reason[REASON_MAX];
   aotrun_graph_slot slots[AOTRUN_GRAPH_MAX_SHAPES];
   aotrun_graph_shape_cache shapes; /* slot i's shapes, LRU clock, commit */
@@ -81,12 +84,13 @@ void aotrun_graph_slots_free_arrays(aotrun_graph_state *s);
 void aotrun_graph_slot_evict(aotrun_graph_state *s, aotrun_graph_slot *c);
 /* A slot for a new capture (NULL: its host arrays cannot be made). */
 aotrun_graph_slot *aotrun_graph_slot_for_capture(aotrun_graph_state *s);
-/* Steps 1-7 of a capture call (static inputs, pool, record, input nodes,
- * instantiate, first launch). A failure here happened before the graph
- * ran. */
+/* Steps 1-8 of a capture call (static inputs, pool, record, input nodes,
+ * output nodes into the call's outputs, instantiate, first launch). A
+ * failure here happened before the graph ran. */
 aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
                                                      aotrun_graph_slot *c,
                                                      const DLTensor *in,
+                                                     DLTensor *out,
                                                      aotrun_error *err);
 /* The slot's device bytes: static buffers and its pool. */
 size_t aotrun_graph_slot_bytes(const aotrun_graph_state *s,

@@ -36,6 +36,13 @@ size_t aotrun_graph_state_num_input_node_graphs(const aotrun_graph_state *s) {
   return n;
 }
 
+size_t aotrun_graph_state_num_output_node_graphs(const aotrun_graph_state *s) {
+  size_t n = 0;
+  for (size_t i = 0; s != NULL && i < AOTRUN_GRAPH_MAX_SHAPES; i++)
+    n += s->slots[i].exec != NULL && s->slots[i].output_nodes.count > 0;
+  return n;
+}
+
 size_t aotrun_graph_state_num_evictions(const aotrun_graph_state *s) {
   return s ? s->num_evictions : 0;
 }

@@ -106,6 +106,7 @@ static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
   st = aotrun_graph_state_set_max_graphs(m->graph, m->opts.graph_shapes, err);
   if (st != AOTRUN_OK) return st;
   aotrun_graph_state_set_input_nodes(m->graph, m->opts.graph_input_nodes);
+  aotrun_graph_state_set_output_nodes(m->graph, m->opts.graph_output_nodes);
   if (aotrun_cuda_method_list_contains(m->opts.graph_methods, name))
     aotrun_graph_state_set_enabled(m->graph, 1);
   return AOTRUN_OK;
@@ -364,6 +365,12 @@ static aotrun_status set_option_on_device(aotrun_method *m,
       if (st == AOTRUN_OK)
         aotrun_graph_state_set_input_nodes(m->graph,
                                            m->opts.graph_input_nodes);
+      return st;
+    case AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES:
+      st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+      if (st == AOTRUN_OK)
+        aotrun_graph_state_set_output_nodes(m->graph,
+                                            m->opts.graph_output_nodes);
       return st;
     case AOTRUN_CUDA_OPT_GRAPH_METHODS:
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);

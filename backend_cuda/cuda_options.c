@@ -53,6 +53,9 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
     [AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES] = {"cuda_graph_input_nodes",
                                            AOTRUN_OPTION_BOOL, WHERE_BOTH,
                                            WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES] = {"cuda_graph_output_nodes",
+                                            AOTRUN_OPTION_BOOL, WHERE_BOTH,
+                                            WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -68,6 +71,9 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
    * call on four of the five benchmark models, the GPU-bound fifth within
    * noise (H100, 2026-12-06, docs/benchmarks.md). */
   o->graph_input_nodes = 1;
+  /* Off until the whole GPU suite has run with it on (written
+   * 2026-12-06 after the session's last device call). */
+  o->graph_output_nodes = 0;
 }
 
 const char *aotrun_cuda_option_key(aotrun_cuda_option_id id) {
@@ -131,7 +137,7 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "last_gpu_time_ns, cuda_graph_shapes, "
                           "cuda_graph_bytes, library_temp_file, "
                           "load_report, warm_up, warm_up_run, "
-                          "cuda_graph_input_nodes)",
+                          "cuda_graph_input_nodes, cuda_graph_output_nodes)",
                           key);
 }
 
@@ -238,6 +244,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES:
       o->graph_input_nodes = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES:
+      o->graph_output_nodes = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -282,6 +291,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES:
       out->bool_value = o->graph_input_nodes;
+      break;
+    case AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES:
+      out->bool_value = o->graph_output_nodes;
       break;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       out->string_value =

@@ -28,6 +28,12 @@
  *        their own; host inputs still copied on the stream);
  *        graph_input_nodes.h (default 1 since 2026-12-06; 0: copies
  *        on the stream)
+ *   cuda_graph_output_nodes        BOOL    both          1: a graph
+ *        captured from then on copies its outputs into the caller's
+ *        device tensors with copy nodes of its own, after its last
+ *        kernels (no cudaMemcpyAsync of their own; host, kept or strided
+ *        outputs still copied after the launch); graph_output_nodes.h
+ *        (default 0 until run on the GPU; 0: copies after the launch)
  *   cuda_graph_bytes               STRING  method, read  the graphs held
  *        and their device memory: "2 graphs, 4194816 bytes: [1,4]
  *        2097408; [2,4] 2097408" (input shapes and bytes per graph, most
@@ -82,6 +88,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_WARM_UP,
   AOTRUN_CUDA_OPT_WARM_UP_RUN,
   AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES,
+  AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -100,6 +107,7 @@ typedef struct aotrun_cuda_options {
   int32_t warm_up; /* warm_up */
   int32_t warm_up_run; /* warm_up_run */
   int32_t graph_input_nodes; /* cuda_graph_input_nodes */
+  int32_t graph_output_nodes; /* cuda_graph_output_nodes */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

@@ -57,6 +57,7 @@ void aotrun_graph_slot_release(aotrun_graph_state *s, aotrun_graph_slot *c) {
   if (c->graph != NULL) s->ops.destroy_graph(s->ops.ctx, c->graph);
   c->exec = c->graph = NULL;
   aotrun_graph_input_nodes_forget(&c->input_nodes);
+  aotrun_graph_output_nodes_forget(&c->output_nodes);
   if (c->pool != NULL) s->ops.pool_destroy(s->ops.ctx, c->pool);
   c->pool = NULL;
   free_static_buffers(s, c);
@@ -90,6 +91,9 @@ void aotrun_graph_slot_free_arrays(aotrun_graph_slot *c) {
   free(c->outputs);
   free(c->input_nodes.nodes);
   free(c->input_nodes.pointed);
+  free(c->output_nodes.nodes);
+  free(c->output_nodes.plan);
+  free(c->output_nodes.pointed);
   memset(c, 0, sizeof *c);
 }
 
@@ -109,8 +113,14 @@ int aotrun_graph_slot_arrays(aotrun_graph_state *s, aotrun_graph_slot *c) {
   c->outputs = calloc(s->num_outputs + 1, sizeof(AtenTensorHandle));
   c->input_nodes.nodes = calloc(ni, sizeof(void *));
   c->input_nodes.pointed = calloc(ni, sizeof(void *));
+  size_t no = s->num_outputs + 1;
+  c->output_nodes.nodes = calloc(no, sizeof(void *));
+  c->output_nodes.plan = calloc(no, sizeof(aotrun_output_copy));
+  c->output_nodes.pointed = calloc(no, sizeof(aotrun_output_copy));
   if (c->static_inputs && c->static_shapes && c->static_buffers && c->outputs &&
       c->input_nodes.nodes && c->input_nodes.pointed &&
+      c->output_nodes.nodes && c->output_nodes.plan &&
+      c->output_nodes.pointed &&
       aotrun_graph_shape_cache_reserve(&s->shapes,
                                        aotrun_graph_slot_index(s, c)))
     return 1;
@@ -208,6 +218,7 @@ static aotrun_status record(aotrun_graph_state *s, aotrun_graph_slot *c,
 aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
                                                      aotrun_graph_slot *c,
                                                      const DLTensor *in,
+                                                     DLTensor *out,
                                                      aotrun_error *err) {
   aotrun_status st = make_static_inputs(s, c, in, err);
   if (st == AOTRUN_OK) {
@@ -220,6 +231,10 @@ aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
     st = aotrun_graph_input_nodes_attach(&s->ops, c->graph, in,
                                          c->static_inputs, s->num_inputs,
                                          &c->input_nodes, err);
+  if (st == AOTRUN_OK && s->output_nodes)
+    st = aotrun_graph_output_nodes_attach(&s->ops, c->graph, c->outputs, out,
+                                          s->num_outputs, &c->output_nodes,
+                                          err);
   if (st == AOTRUN_OK) {
     void *exec = NULL;
     st = s->ops.instantiate(s->ops.ctx, c->graph, &exec, err);

@@ -16,6 +16,7 @@ typedef struct node {
   const void *src;
   size_t bytes;
   int on;
+  int after; /* an output node: runs after the kernel */
 } node;
 
 typedef struct graph {
@@ -127,16 +128,21 @@ static aotrun_status instantiate(void *ctx, void *g, void **out,
   return AOTRUN_OK;
 }
 
+static void run_nodes(const exec *e, int after) {
+  for (size_t i = 0; i < e->g->num_nodes; i++)
+    if (e->nodes[i].on && e->nodes[i].after == after)
+      memcpy(e->nodes[i].dst, e->nodes[i].src, e->nodes[i].bytes);
+}
+
 static aotrun_status launch(void *ctx, void *x, aotrun_error *err) {
   (void)ctx;
   aotrun_status st = fails(FAKE_LAUNCH, err, "cudaGraphLaunch");
   if (st != AOTRUN_OK) return st;
   exec *e = x;
   FAKE.launches++;
-  for (size_t i = 0; i < e->g->num_nodes; i++)
-    if (e->nodes[i].on)
-      memcpy(e->nodes[i].dst, e->nodes[i].src, e->nodes[i].bytes);
+  run_nodes(e, 0);
   fake_gpu_model(e->g->in, e->g->num_in, e->g->numel, e->g->out);
+  run_nodes(e, 1);
   return AOTRUN_OK;
 }
 
@@ -187,17 +193,26 @@ static aotrun_status copy_inputs(void *ctx, const DLTensor *in,
   return AOTRUN_OK;
 }
 
+/* The runner's check of the caller's output, as far as the fake goes. */
+static aotrun_status fits(const output *o, const DLTensor *out,
+                          aotrun_error *err) {
+  if (o->numel != numel_of(out))
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "fake: output of %zu values into %zu", o->numel,
+                            numel_of(out));
+  return AOTRUN_OK;
+}
+
 static aotrun_status copy_outputs(void *ctx, AtenTensorHandle *src,
                                   DLTensor *out, size_t n,
                                   aotrun_error *err) {
   (void)ctx, (void)n;
   aotrun_status s = fails(FAKE_COPY_OUTPUTS, err, "output copy");
   if (s != AOTRUN_OK) return s;
+  FAKE.copy_outputs++;
   const output *o = (const output *)src[0];
-  if (o->numel != numel_of(&out[0]))
-    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "fake: output of %zu values into %zu", o->numel,
-                            numel_of(&out[0]));
+  s = fits(o, &out[0], err);
+  if (s != AOTRUN_OK) return s;
   memcpy(out[0].data, o->v, o->numel * sizeof(float));
   return AOTRUN_OK;
 }
@@ -252,7 +267,7 @@ static aotrun_status add_input_nodes(void *ctx, void *x, const DLTensor *in,
     if (g->num_nodes == MAX_NODES)
       return aotrun_error_set(err, AOTRUN_ERR_INTERNAL, "fake: nodes full");
     g->nodes[g->num_nodes] =
-        (node){st[i].data, at(&in[i]), numel_of(&in[i]) * sizeof(float), 1};
+        (node){st[i].data, at(&in[i]), numel_of(&in[i]) * sizeof(float), 1, 0};
     nodes[i] = (void *)(uintptr_t)(g->num_nodes + 1); /* index + 1 */
     g->num_nodes++;
   }
@@ -293,6 +308,84 @@ static aotrun_status enable_input_node(void *ctx, void *x, void *n, int on,
   return AOTRUN_OK;
 }
 
+/* ---- output nodes ---- */
+
+static aotrun_status plan_outputs(void *ctx, AtenTensorHandle *src,
+                                  DLTensor *out, size_t n,
+                                  aotrun_output_copy *plan,
+                                  aotrun_error *err) {
+  (void)ctx, (void)n;
+  FAKE.plans++;
+  aotrun_status s = fails(FAKE_PLAN, err, "output plan");
+  if (s != AOTRUN_OK) return s;
+  const output *o = (const output *)src[0];
+  s = fits(o, &out[0], err);
+  if (s != AOTRUN_OK) return s;
+  int direct = out[0].device.device_type == kDLCUDA && out[0].data != NULL;
+  plan[0] = (aotrun_output_copy){o->v, direct ? at(&out[0]) : NULL,
+                                 o->numel * sizeof(float), direct};
+  return AOTRUN_OK;
+}
+
+static aotrun_status finish_outputs(void *ctx, aotrun_error *err) {
+  (void)ctx;
+  FAKE.finishes++;
+  return fails(FAKE_FINISH, err, "cudaStreamSynchronize");
+}
+
+static aotrun_status add_output_nodes(void *ctx, void *x,
+                                      const aotrun_output_copy *plan,
+                                      size_t n, void **nodes,
+                                      aotrun_error *err) {
+  (void)ctx;
+  FAKE.add_out_nodes++;
+  graph *g = x;
+  for (size_t i = 0; i < n; i++) {
+    if (i + 1 == n) {
+      aotrun_status s =
+          fails(FAKE_ADD_OUT_NODES, err, "cudaGraphAddMemcpyNode1D");
+      if (s != AOTRUN_OK) return s;
+    }
+    if (g->num_nodes == MAX_NODES)
+      return aotrun_error_set(err, AOTRUN_ERR_INTERNAL, "fake: nodes full");
+    g->nodes[g->num_nodes] =
+        (node){plan[i].dst, plan[i].src, plan[i].bytes, 1, 1};
+    nodes[i] = (void *)(uintptr_t)(g->num_nodes + 1); /* index + 1 */
+    g->num_nodes++;
+  }
+  return AOTRUN_OK;
+}
+
+static aotrun_status point_output_node(void *ctx, void *x, void *n,
+                                       const aotrun_output_copy *copy,
+                                       aotrun_error *err) {
+  (void)ctx;
+  FAKE.out_points++;
+  aotrun_status s = fails(FAKE_OUT_POINT, err,
+                          "cudaGraphExecMemcpyNodeSetParams1D (invalid "
+                          "argument)");
+  if (s != AOTRUN_OK) return s;
+  if (copy->dst == FAKE.refuse_dst)
+    return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
+                            "cudaGraphExecMemcpyNodeSetParams1D failed: "
+                            "invalid argument");
+  node *p = node_of(x, n);
+  p->dst = copy->dst;
+  p->src = copy->src;
+  p->bytes = copy->bytes;
+  return AOTRUN_OK;
+}
+
+static aotrun_status enable_output_node(void *ctx, void *x, void *n, int on,
+                                        aotrun_error *err) {
+  (void)ctx;
+  FAKE.out_enables++;
+  aotrun_status s = fails(FAKE_OUT_ENABLE, err, "cudaGraphNodeSetEnabled");
+  if (s != AOTRUN_OK) return s;
+  node_of(x, n)->on = on;
+  return AOTRUN_OK;
+}
+
 aotrun_graph_ops fake_gpu_ops(void) {
   aotrun_graph_ops o = {
       .run_direct = run_direct,
@@ -319,6 +412,11 @@ aotrun_graph_ops fake_gpu_ops(void) {
       .add_input_nodes = add_input_nodes,
       .point_input_node = point_input_node,
       .enable_input_node = enable_input_node,
+      .plan_outputs = plan_outputs,
+      .finish_outputs = finish_outputs,
+      .add_output_nodes = add_output_nodes,
+      .point_output_node = point_output_node,
+      .enable_output_node = enable_output_node,
   };
   return o;
 }

@@ -4,8 +4,10 @@
  * a wrong result shows: "device" memory is host memory; the model is the
  * kernel out = in0 + ... + 1 over float tensors; a capture records that
  * kernel over the static buffers; an executable graph keeps its own copy of
- * the input copy nodes (pointers, size, on/off) as CUDA does, updated only
- * by the exec setters; a launch runs the enabled nodes, then the kernel.
+ * the input and output copy nodes (pointers, size, on/off) as CUDA does,
+ * updated only by the exec setters; a launch runs the enabled input nodes,
+ * the kernel, then the enabled output nodes. An output in kDLCUDA memory
+ * with data is a direct copy (plan_outputs); any other is not.
  * Any op can be made to fail once (fake_gpu.fault), and every allocation is
  * counted so a test can check nothing leaked after destroy.
  *
@@ -35,14 +37,21 @@ typedef enum fake_fault {
   FAKE_ADD_NODES, /* fails after adding all but the last node */
   FAKE_POINT,
   FAKE_ENABLE,
+  FAKE_PLAN,          /* plan_outputs */
+  FAKE_FINISH,        /* finish_outputs */
+  FAKE_ADD_OUT_NODES, /* fails after adding all but the last node */
+  FAKE_OUT_POINT,
+  FAKE_OUT_ENABLE,
   FAKE_FAULT_COUNT
 } fake_fault;
 
 typedef struct fake_gpu {
   fake_fault fault;       /* the next op of this kind fails, then FAKE_OK */
   const void *refuse_src; /* point_input_node refuses this source */
+  const void *refuse_dst; /* point_output_node refuses this destination */
   void *capturing;        /* the graph being recorded */
   int copy_inputs, add_nodes, points, enables, launches;
+  int copy_outputs, plans, finishes, add_out_nodes, out_points, out_enables;
   int graphs_made, graphs_destroyed, execs_made, execs_destroyed;
   int static_allocs, static_frees, pools_made, pools_destroyed;
   int outputs_made, outputs_deleted;
@@ -53,7 +62,7 @@ extern fake_gpu FAKE;
 
 /* Zeroes FAKE. */
 void fake_gpu_reset(void);
-/* The ops, all members set (the three input-node ones included). */
+/* The ops, all members set (the input- and output-node ones included). */
 aotrun_graph_ops fake_gpu_ops(void);
 /* After the state was destroyed: 1 when every graph, exec, static buffer,
  * pool and output made was freed and no capture is open; else 0 with the

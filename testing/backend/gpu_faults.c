@@ -136,6 +136,12 @@ static const char *fragment(const char *point, int *may_succeed) {
       {"cuda_graph.add_input_nodes", "cudaGraphAddMemcpyNode1D", 1},
       {"cuda_graph.point_input_node", "cudaGraphExecMemcpyNodeSetParams1D", 1},
       {"cuda_graph.enable_input_node", "cudaGraphNodeSetEnabled", 1},
+      /* Output nodes (option cuda_graph_output_nodes, device outputs
+       * only): the same three ways. */
+      {"cuda_graph.add_output_nodes", "cudaGraphAddMemcpyNode1D", 1},
+      {"cuda_graph.point_output_node", "cudaGraphExecMemcpyNodeSetParams1D",
+       1},
+      {"cuda_graph.enable_output_node", "cudaGraphNodeSetEnabled", 1},
   };
   for (size_t i = 0; i < sizeof kWhat / sizeof kWhat[0]; i++)
     if (strcmp(point, kWhat[i].point) == 0) {

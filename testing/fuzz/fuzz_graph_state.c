@@ -5,8 +5,10 @@
  * steps: calls with two inputs of 1-3 rows (each input in device or host
  * memory, from one of three buffers, refilled with new values every call),
  * graphs on and off, cuda_graph_shapes 0-4, recapture, input nodes on and
- * off, a setter that refuses one buffer, and one op of the fake made to fail
- * (every failure edge: F1-F8, a failing replay, a failing node switch).
+ * off, output nodes on and off with outputs in one of two kept device
+ * buffers or host memory, setters that refuse one buffer, and one op of
+ * the fake made to fail (every failure edge: F1-F8, a failing replay, a
+ * failing node switch, plan or wait).
  * Checked after every step: a call that succeeds returned in0 + in1 + 1 of
  * its own inputs (a stale static buffer, a node pointing at another call's
  * buffer, or a node left on over a stream copy shows here); one that fails
@@ -31,6 +33,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static float bufs[NUM_IN][NUM_BUFS][MAX_ROWS * COLS];
+static float out_bufs[2][MAX_ROWS * COLS]; /* "device" outputs kept across
+                                              calls (output nodes) */
 static float fill = 1;
 
 static void die(const char *what, const char *detail) {
@@ -58,12 +62,16 @@ static void call(aotrun_graph_state *s, uint8_t b) {
                        .shape = shape[i]};
     vals[i] = v;
   }
-  float got[MAX_ROWS * COLS], want[MAX_ROWS * COLS];
+  /* The output: one of two kept device buffers or host memory (bit 0 and
+   * bit 6 of b). */
+  int out_kind = (((b & 1) << 1) | ((b >> 6) & 1)) % 3;
+  float host_out[MAX_ROWS * COLS], want[MAX_ROWS * COLS];
+  float *got = out_kind == 2 ? host_out : out_bufs[out_kind];
   for (size_t j = 0; j < numel; j++) got[j] = -1;
   DLTensor out = in[0];
   out.data = got;
   out.shape = out_shape;
-  out.device = (DLDevice){kDLCUDA, 0};
+  out.device = (DLDevice){out_kind == 2 ? kDLCPU : kDLCUDA, 0};
   aotrun_error err;
   aotrun_error_clear(&err);
   aotrun_status st = aotrun_graph_state_execute(s, in, NUM_IN, &out, 1, &err);
@@ -93,7 +101,7 @@ static void step(aotrun_graph_state *s, uint8_t b) {
       call(s, b);
       return;
     case 2:
-      switch ((b >> 2) % 8) {
+      switch ((b >> 2) % 10) {
         case 0: aotrun_graph_state_set_enabled(s, 1); return;
         case 1: aotrun_graph_state_set_enabled(s, 0); return;
         case 2: aotrun_graph_state_set_input_nodes(s, 1); return;
@@ -101,8 +109,11 @@ static void step(aotrun_graph_state *s, uint8_t b) {
         case 4: (void)aotrun_graph_state_recapture(s, &err); return;
         case 5:
           FAKE.refuse_src = bufs[(b >> 5) & 1][(b >> 6) % NUM_BUFS];
+          FAKE.refuse_dst = out_bufs[(b >> 7) & 1];
           return;
-        case 6: FAKE.refuse_src = NULL; return;
+        case 6: FAKE.refuse_src = NULL, FAKE.refuse_dst = NULL; return;
+        case 7: aotrun_graph_state_set_output_nodes(s, 1); return;
+        case 8: aotrun_graph_state_set_output_nodes(s, 0); return;
         default:
           (void)aotrun_graph_state_memory_report(s);
           return;

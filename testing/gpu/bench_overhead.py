@@ -86,7 +86,7 @@ DESCRIPTIONS = {
 }
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
-            "aotrun_graph_copies_device",
+            "aotrun_graph_copies_device", "aotrun_graph_outnodes_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -684,6 +684,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
     if "_copies_" in variant:  # input copies on the stream, not graph nodes
         cmd += ["--option", "cuda_graph_input_nodes=false"]
+    if "_outnodes_" in variant:  # output copies as graph nodes too (opt-in)
+        cmd += ["--option", "cuda_graph_output_nodes=true"]
     if not gpu_time:
         cmd.append("--no-gpu-time")
     for o in options:
@@ -911,7 +913,9 @@ def replay_cost_table(res, floor):
         n = m.get("kernels_n")
         v = m.get("variants", {})
         for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
-                          ("aotrun_graph_copies_device", "replay_copies_sync")):
+                          ("aotrun_graph_copies_device", "replay_copies_sync"),
+                          ("aotrun_graph_outnodes_device",
+                           "replay_memcpy_nodes_sync")):
             vr = v.get(var) or {}
             wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
             fl = (floor.get(fkey + "_host_side") or {}).get(str(n)) if n else None
@@ -1037,6 +1041,7 @@ def render_markdown(res):
                   "aotrun_nograph_device": "aotrun, device I/O",
                   "aotrun_graph_device": "aotrun + graph, device I/O",
                   "aotrun_graph_copies_device": "aotrun + graph, device I/O, input copies on the stream (cuda_graph_input_nodes=false)",
+                  "aotrun_graph_outnodes_device": "aotrun + graph, device I/O, output copies as graph nodes too (cuda_graph_output_nodes=true)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",

@@ -340,6 +340,41 @@ def extra_checks(paths, cases, plugin):
                 got, = prog.run("forward", x, out=[y])
                 assert torch.from_dlpack(got).data_ptr() == ptr
 
+        def graph_output_nodes():
+            """Option cuda_graph_output_nodes (opt-in): the graph copies its
+            output into the caller's out= tensor with a node of its own.
+            Fresh out= tensors and inputs every call, one reused, a host
+            out= in between (nodes off for that call), then device again;
+            each compared with eager, and an earlier out= tensor checked
+            untouched by later calls."""
+            with aotrun.Program(path, plugin=plugin) as prog:
+                m = prog.method()
+                if m.get_option("cuda_graph_output_nodes") is not False:
+                    raise AssertionError("cuda_graph_output_nodes is on by "
+                                         "default")
+                m.set_option("cuda_graph_output_nodes", True)
+                m.set_option("enable_cuda_graph_for_method", "forward")
+                outs = []
+                for k in range(10):
+                    x = torch.randn(6, 16, device="cuda")
+                    host = k == 6
+                    y = torch.full((6, 8), float("nan"),
+                                   device="cpu" if host else "cuda")
+                    if k == 8:
+                        y = outs[5]  # an earlier call's out= again
+                    prog.run("forward", x, out=[y])
+                    with torch.no_grad():
+                        torch.testing.assert_close(y.cuda(), module(x),
+                                                   atol=1e-4, rtol=1e-4)
+                    outs.append(y)
+                    if k == 4:
+                        kept, kept_val = y, y.clone()
+                torch.testing.assert_close(kept, kept_val)  # not written again
+                phase = m.get_option("cuda_graph_phase")
+                if phase != "Replay":
+                    raise AssertionError("phase %s after 10 calls" % phase)
+                return "phase %s" % phase
+
         def errors():
             with aotrun.Program(path, plugin=plugin) as prog:
                 try:
@@ -444,6 +479,8 @@ def extra_checks(paths, cases, plugin):
         check("mlp: dynamic batch 1..1024", dynamic_batch)
         check("mlp: run on the caller's torch stream", caller_stream)
         check("mlp: out= device tensors (no copy)", out_tensors)
+        check("mlp: CUDA graphs, output nodes into out= tensors",
+              graph_output_nodes)
         check("mlp: errors carry the C message", errors)
         check("mlp: backend-wide graphs + bench", backend_wide_graphs_and_bench)
         check("mlp: input on another torch stream", other_stream)

@@ -13,6 +13,7 @@ for mode in nograph graph; do
   opt=(); [ "$mode" = graph ] && opt=(--option enable_cuda_graph_for_method=forward)
   echo "== $C $mode: aotrun bench --device-io --no-gpu-time, $N iterations"
   # shellcheck disable=SC2086
+  LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
   AOTRUN_PROFILE_CALLS=$((N + 11)) LD_PRELOAD=$B/lib/libcall_profile.so \
     "$B/bin/aotrun" bench "$prog" --plugin "$B/lib/libaotrun_cuda.so" $inputs \
     --iterations "$N" --warmup 10 --no-gpu-time --device-io "${opt[@]}" 2>&1 | grep -v '^\s*$'
