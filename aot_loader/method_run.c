@@ -443,10 +443,12 @@ static void call_reset(aotrun_runner_call *call, size_t num_outputs) {
     memset(call->kept, 0, num_outputs * sizeof *call->kept);
 }
 
-aotrun_status aotrun_method_runner_copy_outputs_call(
-    aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
-    size_t num_outputs, void *stream, aotrun_runner_call *call,
-    aotrun_error *err) {
+/* The arguments every output entry point takes, checked. */
+static aotrun_status check_output_args(const aotrun_method_runner *r,
+                                       AtenTensorHandle *sources,
+                                       const DLTensor *outputs,
+                                       size_t num_outputs,
+                                       aotrun_error *err) {
   if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method handle is NULL");
@@ -457,8 +459,18 @@ aotrun_status aotrun_method_runner_copy_outputs_call(
   if (num_outputs > 0 && (outputs == NULL || sources == NULL))
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);
+  return AOTRUN_OK;
+}
+
+aotrun_status aotrun_method_runner_copy_outputs_call(
+    aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
+    size_t num_outputs, void *stream, aotrun_runner_call *call,
+    aotrun_error *err) {
+  aotrun_status st = check_output_args(r, sources, outputs, num_outputs,
+                                       err);
+  if (st != AOTRUN_OK) return st;
   call_reset(call, num_outputs);
-  aotrun_status st = copy_outputs_unsynced(r, sources, outputs, num_outputs,
+  st = copy_outputs_unsynced(r, sources, outputs, num_outputs,
                                            stream, call, 0, 0, err);
   if (st != AOTRUN_OK || (call != NULL && call->no_sync)) return st;
   st = synchronize(r, stream, err);
@@ -479,22 +491,18 @@ aotrun_status aotrun_method_runner_plan_output_copies(
     aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
     size_t num_outputs, aotrun_runner_call *call, aotrun_output_copy *plan,
     aotrun_error *err) {
-  if (r == NULL)
+  aotrun_status st = check_output_args(r, sources, outputs, num_outputs,
+                                       err);
+  if (st != AOTRUN_OK) return st;
+  if (num_outputs > 0 && plan == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "method handle is NULL");
-  if (num_outputs != r->num_io[1])
-    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "method %s returns %zu outputs, got %zu",
-                            r->method, r->num_io[1], num_outputs);
-  if (num_outputs > 0 && (outputs == NULL || sources == NULL || plan == NULL))
-    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "method %s: the outputs array is NULL", r->method);
+                            "method %s: the plan array is NULL", r->method);
   call_reset(call, num_outputs);
   for (size_t i = 0; i < num_outputs; i++) {
     memset(&plan[i], 0, sizeof plan[i]);
     if (kept_output(call, &outputs[i])) continue;
     out_desc o;
-    aotrun_status st = describe_output(sources[i], i, &o, err);
+    st = describe_output(sources[i], i, &o, err);
     if (st == AOTRUN_OK)
       st = check_output_fits(r, i, &o, &outputs[i], call, err);
     if (st != AOTRUN_OK) return st;
