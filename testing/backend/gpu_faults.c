@@ -8,9 +8,12 @@
  * method code, linked in: cuda_method.h), execute it 5 times (with CUDA
  * graphs: 3 warm-up calls, the capture, a replay), destroy it. A first
  * cycle records every fault point reached; then, for each hit, the cycle
- * runs again with that one hit failed (aot_loader/fault_point.h), in three
- * configurations: no graph, CUDA graphs, library in a temp file. After
- * every cycle:
+ * runs again with that one hit failed (aot_loader/fault_point.h), in four
+ * configurations: no graph, CUDA graphs, library in a temp file (host
+ * tensors), and CUDA graphs on device tensors with the output nodes on
+ * (two sets of device buffers taken in turn, so the graph's input and
+ * output copy nodes are re-pointed every call: their fault points are
+ * reached). After every cycle:
  *   - a failed step's message is non-empty and names the cause (the
  *     point's fragment below); a point with a fallback (memfd, CUDA graph
  *     capture: the call runs without a graph) may succeed;
@@ -163,6 +166,9 @@ typedef struct session {
   const char *method;
   aotrun_npy in[MAX_IO], want[MAX_IO];
   DLTensor in_t[MAX_IO], out_t[MAX_IO];
+  /* Device copies of the inputs and device outputs, two sets. */
+  void *in_dev[2][MAX_IO], *out_dev[2][MAX_IO];
+  DLTensor in_dt[2][MAX_IO];
   void *out_data[MAX_IO];
   int64_t out_shape[MAX_IO][AOTRUN_MAX_DIMS];
   size_t ni, no;
@@ -179,6 +185,30 @@ static DLTensor host_tensor(aotrun_npy *a) {
   t.dtype = a->dtype;
   t.shape = a->shape;
   return t;
+}
+
+/* The device mode's buffers, allocated once (before any memory is
+ * measured): each set holds a copy of the inputs and room for the
+ * outputs. */
+static int device_buffers(session *s) {
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; i < s->ni; i++) {
+      size_t n = s->in[i].nbytes ? s->in[i].nbytes : 1;
+      if (cudaMalloc(&s->in_dev[k][i], n) != cudaSuccess ||
+          cudaMemcpy(s->in_dev[k][i], s->in[i].data, s->in[i].nbytes,
+                     cudaMemcpyHostToDevice) != cudaSuccess)
+        return -1;
+      s->in_dt[k][i] = s->in_t[i];
+      s->in_dt[k][i].data = s->in_dev[k][i];
+      s->in_dt[k][i].device = (DLDevice){kDLCUDA, 0};
+    }
+    for (size_t i = 0; i < s->no; i++)
+      if (cudaMalloc(&s->out_dev[k][i],
+                     s->want[i].nbytes ? s->want[i].nbytes : 1) !=
+          cudaSuccess)
+        return -1;
+  }
+  return 0;
 }
 
 static int open_session(session *s, int argc, char **argv) {
@@ -219,6 +249,7 @@ static int open_session(session *s, int argc, char **argv) {
     s->out_data[i] = calloc(1, s->want[i].nbytes ? s->want[i].nbytes : 1);
     if (s->out_data[i] == NULL) return -1;
   }
+  if (device_buffers(s) != 0) return -1;
   /* A private $TMPDIR: the temp-file configuration must leave it empty. */
   const char *base = getenv("TMPDIR");
   snprintf(s->tmpdir, sizeof s->tmpdir, "%s/aotrun-gpu-faults.XXXXXX",
@@ -229,6 +260,10 @@ static int open_session(session *s, int argc, char **argv) {
 }
 
 static void close_session(session *s) {
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; i < s->ni; i++) cudaFree(s->in_dev[k][i]);
+    for (size_t i = 0; i < s->no; i++) cudaFree(s->out_dev[k][i]);
+  }
   for (size_t i = 0; i < s->ni; i++) aotrun_npy_free(&s->in[i]);
   for (size_t i = 0; i < s->no; i++) {
     aotrun_npy_free(&s->want[i]);
@@ -250,8 +285,9 @@ static int tmpdir_entries(const session *s) {
   return n;
 }
 
-/* Outputs sized like the expected arrays, zeroed before each call. */
-static void reset_outputs(session *s) {
+/* Outputs sized like the expected arrays, zeroed before each call: host
+ * memory, or device set `set` (0 or 1) when set >= 0. */
+static void reset_outputs(session *s, int set) {
   for (size_t i = 0; i < s->no; i++) {
     memcpy(s->out_shape[i], s->want[i].shape,
            sizeof(int64_t) * (size_t)s->want[i].ndim);
@@ -259,8 +295,22 @@ static void reset_outputs(session *s) {
     DLTensor t = host_tensor(&s->want[i]);
     t.data = s->out_data[i];
     t.shape = s->out_shape[i];
+    if (set >= 0) {
+      (void)cudaMemset(s->out_dev[set][i], 0, s->want[i].nbytes);
+      t.data = s->out_dev[set][i];
+      t.device = (DLDevice){kDLCUDA, 0};
+    }
     s->out_t[i] = t;
   }
+}
+
+/* The device outputs of set `set` into out_data, for outputs_match. */
+static int fetch_outputs(session *s, int set) {
+  for (size_t i = 0; i < s->no; i++)
+    if (cudaMemcpy(s->out_data[i], s->out_dev[set][i], s->want[i].nbytes,
+                   cudaMemcpyDeviceToHost) != cudaSuccess)
+      return -1;
+  return 0;
 }
 
 /* float32 / float64 outputs within atol + rtol * |want|; others exact. */
@@ -298,6 +348,7 @@ static int outputs_match(const session *s, char *why, size_t size) {
 typedef struct mode {
   const char *name;
   int graph, temp_file;
+  int device_io; /* device tensors, two sets in turn; output nodes on */
 } mode;
 
 typedef struct outcome {
@@ -325,6 +376,7 @@ static outcome cycle(session *s, const mode *m) {
    * run (on by default) would hit the execute path's points inside create,
    * where a failure is only a warning by design. */
   defaults.warm_up_run = 0;
+  defaults.graph_output_nodes = m->device_io;
   aotrun_key_value spec = {"method", s->method};
   aotrun_library_image_test_refuse(
       m->temp_file ? 1u << AOTRUN_IMAGE_UNNAMED_FILE : 0);
@@ -342,14 +394,18 @@ static outcome cycle(session *s, const mode *m) {
   }
   for (int c = 0; c < CALLS; c++) {
     g_call = c;
-    reset_outputs(s);
-    if (aotrun_cuda_method_execute(h, s->in_t, s->ni, s->out_t, s->no) !=
+    int set = m->device_io ? c & 1 : -1;
+    reset_outputs(s, set);
+    DLTensor *in = set >= 0 ? s->in_dt[set] : s->in_t;
+    if (aotrun_cuda_method_execute(h, in, s->ni, s->out_t, s->no) !=
         AOTRUN_OK) {
       note(&o, aotrun_cuda_method_last_error(h));
       continue;
     }
     char why[256];
-    if (!outputs_match(s, why, sizeof why))
+    if (set >= 0 && fetch_outputs(s, set) != 0)
+      fail("%s: call %d: copying the outputs back failed", m->name, c);
+    else if (!outputs_match(s, why, sizeof why))
       fail("%s: call %d after a fault: %s", m->name, c, why);
   }
   aotrun_cuda_method_destroy(h);
@@ -493,8 +549,10 @@ int main(int argc, char **argv) {
             "--expected Y.npy... [--method M] [--atol X] [--rtol X]\n");
     return 2;
   }
-  static const mode kModes[] = {
-      {"nograph", 0, 0}, {"graph", 1, 0}, {"tempfile", 0, 1}};
+  static const mode kModes[] = {{"nograph", 0, 0, 0},
+                                {"graph", 1, 0, 0},
+                                {"tempfile", 0, 1, 0},
+                                {"graph_device", 1, 0, 1}};
   for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++)
     sweep_mode(&s, &kModes[i]);
   close_session(&s);
