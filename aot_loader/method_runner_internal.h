@@ -1,8 +1,10 @@
 /*
- * method_runner_internal.h: the method runner's state, shared by its three
+ * method_runner_internal.h: the method runner's state, shared by its
  * files: method_runner.c (create, destroy, io info), method_inputs.c (input
- * validation, before anything runs) and method_run.c (handles, the model
- * call, output copies).
+ * validation, before anything runs), method_run.c (handles, the model
+ * call, the wait), method_output_copy.c (the outputs checked and copied
+ * into the caller's tensors, or planned for a graph's copy nodes) and
+ * method_output_keep.c (outputs handed to the caller).
  */
 #ifndef AOTRUN_METHOD_RUNNER_INTERNAL_H
 #define AOTRUN_METHOD_RUNNER_INTERNAL_H
@@ -81,6 +83,50 @@ aotrun_status aotrun_runner_check_device(const aotrun_method_runner *r,
                                          const char *name, DLDevice dev,
                                          aotrun_error *err);
 
+/* ---- method_run.c: the steps of one call, shared with the output
+ * copies ---- */
+
+/* Up to this many inputs/outputs, per-call arrays live on the stack (no
+ * heap allocation on the execute path). */
+#define RUNNER_STACK_IO 16
+
+/* "<what> for input/output <i> failed: <the shim's last error>". */
+aotrun_status aotrun_runner_shim_failed(aotrun_error *err, aotrun_status code,
+                                        const char *what, size_t i);
+/* A non-owning handle over t's memory, contiguous. */
+aotrun_status aotrun_runner_view_of(const DLTensor *t, size_t i,
+                                    AtenTensorHandle *out,
+                                    aotrun_error *err);
+/* `bytes` bytes on `stream` (the runner's copy op; a host memcpy on a
+ * runner without one), behind fault point method_run.copy. */
+aotrun_status aotrun_runner_copy_bytes(aotrun_method_runner *r, void *dst,
+                                       const void *src, size_t bytes,
+                                       aotrun_copy_kind kind, void *stream,
+                                       aotrun_error *err);
+/* The shim's current stream set to `stream` (cuda runners; *g NULL on a
+ * cpu runner); close with aotrun_runner_close_guard (accepts NULL). */
+aotrun_status aotrun_runner_open_guard(aotrun_method_runner *r, void *stream,
+                                       CUDAStreamGuardHandle *g,
+                                       aotrun_error *err);
+void aotrun_runner_close_guard(CUDAStreamGuardHandle g);
+/* Waits for `stream` (the runner's synchronize op), behind fault point
+ * method_run.synchronize. */
+aotrun_status aotrun_runner_synchronize(aotrun_method_runner *r, void *stream,
+                                        aotrun_error *err);
+
+/* ---- method_output_copy.c: the outputs into the caller's tensors ---- */
+
+/* Starts a call's report: nothing kept, nothing too small (NULL: no-op). */
+void aotrun_runner_call_reset(aotrun_runner_call *call, size_t num_outputs);
+/* Checks every output before the first byte is written, then copies each
+ * on `stream`; no wait. guarded: the caller holds the stream guard (else
+ * one is opened only for a strided or kept output). may_hand_over: kept
+ * outputs may be the model's own tensors. On failure none stays kept. */
+aotrun_status aotrun_runner_copy_outputs_unsynced(
+    aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
+    size_t num_outputs, void *stream, aotrun_runner_call *call,
+    int may_hand_over, int guarded, aotrun_error *err);
+
 /* ---- method_output_keep.c: outputs handed to the caller (1.1) ---- */
 
 /* A new handle for model output i (src) that the caller owns: src's own
@@ -95,6 +141,11 @@ aotrun_status aotrun_runner_keep_output(aotrun_method_runner *r, size_t i,
 /* "[4,3]" into buf (truncated to size). */
 void aotrun_runner_shape_text(int64_t ndim, const int64_t *shape, char *buf,
                               size_t size);
+
+/* Where a DLTensor's bytes start (NULL data stays NULL). */
+static inline void *runner_data_of(const DLTensor *t) {
+  return t->data == NULL ? NULL : (char *)t->data + t->byte_offset;
+}
 
 static inline int runner_is_cuda(const aotrun_method_runner *r) {
   return r->device.device_type == kDLCUDA;
