@@ -10,7 +10,8 @@ expected arrays): a run is clean when the sanitizer reports 0 errors, aotrun
 exits 0 and every output matches.
 
 usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b|all] [--tools t,u]
-                   [--results R.json] [--deadline SECONDS]
+                   [--modes nograph,graph] [--results R.json]
+                   [--deadline SECONDS]
        sanitize.py SUITE WORK --bin B --lib L --eager CASE [--eager-tool T]
                    (the case's eager PyTorch forward under tool T, for
                    telling a vendor kernel's report from aotrun's)
@@ -191,6 +192,19 @@ def eager_reference(a, cs):
     return 0
 
 
+MODES = ("nograph", "graph")
+
+
+def parse_modes(text):
+    """--modes: a comma list of nograph and graph, in MODES order (one
+    mode per device call where a run takes minutes)."""
+    want = [m for m in text.split(",") if m]
+    bad = [m for m in want if m not in MODES]
+    if bad or not want:
+        raise ValueError("--modes takes nograph and/or graph, got %r" % text)
+    return [m for m in MODES if m in want]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("suite")
@@ -200,12 +214,18 @@ def main():
     ap.add_argument("--cases", default="mlp,transformer,cnn,mask_index")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="nograph, graph or both (default both)")
     ap.add_argument("--results", default=None)
     ap.add_argument("--deadline", type=float, default=None)
     ap.add_argument("--eager", default=None,
                     help="instead: run this case's eager forward under --eager-tool")
     ap.add_argument("--eager-tool", default="racecheck")
     a = ap.parse_args()
+    try:
+        modes = parse_modes(a.modes)
+    except ValueError as e:
+        ap.error(str(e))
     start = time.time()
     cs = sanitizer()
     if cs is None:
@@ -227,7 +247,7 @@ def main():
             if summary.get(case, {}).get("status") != "ok":
                 print(f"SKIP {tool} {case}: not exported")
                 continue
-            for mode in ("nograph", "graph"):
+            for mode in modes:
                 if a.deadline is not None and time.time() - start > a.deadline:
                     skipped += 1
                     print(f"SKIP {tool} {case} {mode}: past the deadline of {a.deadline:.0f}s")

@@ -47,6 +47,16 @@ check("older 'at 0x.. in' lines", sanitize.race_kernels(OLD_FORMAT), ["mykernel"
 check("clean run", sanitize.error_count(CLEAN), (0, None))
 check("no summary", sanitize.error_count("killed\n"), (None, None))
 
+check("both modes by default order", sanitize.parse_modes("graph,nograph"),
+      ["nograph", "graph"])
+check("one mode", sanitize.parse_modes("graph"), ["graph"])
+for bad in ("", "graphs", "nograph,cuda"):
+    try:
+        sanitize.parse_modes(bad)
+        check("refused %r" % bad, "accepted", "ValueError")
+    except ValueError as e:
+        check("refusal names the argument %r" % bad, repr(bad) in str(e), True)
+
 with tempfile.TemporaryDirectory() as d:
     for case, n in (("t2048", 5000), ("mlp", 10), ("cnn", 500)):
         os.makedirs(os.path.join(d, case, "forward"))
