@@ -21,8 +21,8 @@ typedef struct out_desc {
   int32_t device_type;
 } out_desc;
 
-static aotrun_status describe_output(AtenTensorHandle h, size_t i,
-                                     out_desc *o, aotrun_error *err) {
+static aotrun_status describe_output(AtenTensorHandle h, size_t i, out_desc *o,
+                                     aotrun_error *err) {
   if (h == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
                             "output %zu: the model returned no tensor", i);
@@ -32,15 +32,14 @@ static aotrun_status describe_output(AtenTensorHandle h, size_t i,
       aoti_torch_get_data_ptr(h, &o->data) ||
       aoti_torch_get_device_type(h, &o->device_type))
     return aotrun_runner_shim_failed(err, AOTRUN_ERR_INTERNAL,
-                       "reading the model's output tensor", i);
+                                     "reading the model's output tensor", i);
   return AOTRUN_OK;
 }
 
 /* A dynamic dim larger than the caller's room, with execute_ex's report:
  * AOTRUN_ERR_OUTPUT_TOO_SMALL and the needed shape. */
-static aotrun_status output_too_small(const aotrun_method_runner *r,
-                                      size_t i, const out_desc *o,
-                                      const DLTensor *dst,
+static aotrun_status output_too_small(const aotrun_method_runner *r, size_t i,
+                                      const out_desc *o, const DLTensor *dst,
                                       aotrun_runner_call *call,
                                       aotrun_error *err) {
   char need[256], room[256];
@@ -56,9 +55,8 @@ static aotrun_status output_too_small(const aotrun_method_runner *r,
                           i, r->io[1][i].name, need, room);
 }
 
-static aotrun_status check_output_fits(const aotrun_method_runner *r,
-                                       size_t i, const out_desc *o,
-                                       const DLTensor *dst,
+static aotrun_status check_output_fits(const aotrun_method_runner *r, size_t i,
+                                       const out_desc *o, const DLTensor *dst,
                                        aotrun_runner_call *call,
                                        aotrun_error *err) {
   const aotrun_io_info *decl = &r->io[1][i];
@@ -70,14 +68,14 @@ static aotrun_status check_output_fits(const aotrun_method_runner *r,
         err, AOTRUN_ERR_INVALID_ARGUMENT,
         "output %zu (%s) has dtype %s, the caller's tensor has %s", i,
         decl->name,
-        aotrun_dl_scalar_name(o->dtype) ? aotrun_dl_scalar_name(o->dtype) : "unknown",
+        aotrun_dl_scalar_name(o->dtype) ? aotrun_dl_scalar_name(o->dtype)
+                                        : "unknown",
         aotrun_dl_dtype_describe(dst->dtype, want, sizeof want));
   if (o->ndim != dst->ndim)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "output %zu (%s) has %lld dims, the caller's "
                             "tensor has %d",
-                            i, decl->name, (long long)o->ndim,
-                            (int)dst->ndim);
+                            i, decl->name, (long long)o->ndim, (int)dst->ndim);
   if (dst->ndim > 0 && dst->shape == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "output %zu (%s) has no shape array", i,
@@ -102,7 +100,8 @@ static aotrun_status check_output_fits(const aotrun_method_runner *r,
   if (dst->data == NULL && runner_numel(dst->ndim, o->sizes) > 0)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "output %zu (%s) has no data", i, decl->name);
-  return aotrun_runner_check_device(r, "output", i, decl->name, dst->device, err);
+  return aotrun_runner_check_device(r, "output", i, decl->name, dst->device,
+                                    err);
 }
 
 static aotrun_copy_kind kind_of(int32_t src_shim_device, DLDeviceType dst) {
@@ -125,20 +124,20 @@ static aotrun_status copy_one_output(aotrun_method_runner *r, size_t i,
   size_t n = runner_numel(ndim, o->sizes);
   if (n == 0) return AOTRUN_OK;
   if (runner_is_compact(ndim, o->sizes, o->strides)) {
-    st = aotrun_runner_copy_bytes(r, runner_data_of(dst), o->data, n * aotrun_dl_itemsize(dst->dtype),
-                    kind_of(o->device_type, dst->device.device_type), stream,
-                    err);
+    st = aotrun_runner_copy_bytes(
+        r, runner_data_of(dst), o->data, n * aotrun_dl_itemsize(dst->dtype),
+        kind_of(o->device_type, dst->device.device_type), stream, err);
   } else {
     /* Strided source: the shim's copy_ handles any strides and devices. */
     AtenTensorHandle view = NULL;
     st = aotrun_runner_view_of(dst, i, &view, err);
     if (st == AOTRUN_OK && aoti_torch_copy_(view, src, 0) != AOTI_TORCH_SUCCESS)
-      st = aotrun_runner_shim_failed(err, AOTRUN_ERR_INTERNAL, "aoti_torch_copy_", i);
+      st = aotrun_runner_shim_failed(err, AOTRUN_ERR_INTERNAL,
+                                     "aoti_torch_copy_", i);
     if (view != NULL) aoti_torch_delete_tensor_object(view);
   }
   if (st != AOTRUN_OK)
-    return aotrun_error_prefix(err, "output %zu (%s): ", i,
-                               r->io[1][i].name);
+    return aotrun_error_prefix(err, "output %zu (%s): ", i, r->io[1][i].name);
   return AOTRUN_OK;
 }
 
@@ -172,8 +171,8 @@ aotrun_status aotrun_runner_copy_outputs_unsynced(
     size_t num_outputs, void *stream, aotrun_runner_call *call,
     int may_hand_over, int guarded, aotrun_error *err) {
   out_desc stack[RUNNER_STACK_IO];
-  out_desc *d = num_outputs <= RUNNER_STACK_IO ? stack
-                                        : calloc(num_outputs, sizeof *d);
+  out_desc *d =
+      num_outputs <= RUNNER_STACK_IO ? stack : calloc(num_outputs, sizeof *d);
   if (d == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory copying the outputs of %s",
@@ -202,15 +201,11 @@ aotrun_status aotrun_runner_copy_outputs_unsynced(
   return st;
 }
 
-aotrun_status aotrun_method_runner_copy_outputs(aotrun_method_runner *r,
-                                                AtenTensorHandle *sources,
-                                                DLTensor *outputs,
-                                                size_t num_outputs,
-                                                void *stream,
-                                                aotrun_error *err) {
+aotrun_status aotrun_method_runner_copy_outputs(
+    aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
+    size_t num_outputs, void *stream, aotrun_error *err) {
   return aotrun_method_runner_copy_outputs_call(r, sources, outputs,
-                                                num_outputs, stream, NULL,
-                                                err);
+                                                num_outputs, stream, NULL, err);
 }
 
 void aotrun_runner_call_reset(aotrun_runner_call *call, size_t num_outputs) {
@@ -225,15 +220,14 @@ void aotrun_runner_call_reset(aotrun_runner_call *call, size_t num_outputs) {
 static aotrun_status check_output_args(const aotrun_method_runner *r,
                                        AtenTensorHandle *sources,
                                        const DLTensor *outputs,
-                                       size_t num_outputs,
-                                       aotrun_error *err) {
+                                       size_t num_outputs, aotrun_error *err) {
   if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method handle is NULL");
   if (num_outputs != r->num_io[1])
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
-                            "method %s returns %zu outputs, got %zu",
-                            r->method, r->num_io[1], num_outputs);
+                            "method %s returns %zu outputs, got %zu", r->method,
+                            r->num_io[1], num_outputs);
   if (num_outputs > 0 && (outputs == NULL || sources == NULL))
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);
@@ -244,8 +238,7 @@ aotrun_status aotrun_method_runner_copy_outputs_call(
     aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
     size_t num_outputs, void *stream, aotrun_runner_call *call,
     aotrun_error *err) {
-  aotrun_status st = check_output_args(r, sources, outputs, num_outputs,
-                                       err);
+  aotrun_status st = check_output_args(r, sources, outputs, num_outputs, err);
   if (st != AOTRUN_OK) return st;
   aotrun_runner_call_reset(call, num_outputs);
   st = aotrun_runner_copy_outputs_unsynced(r, sources, outputs, num_outputs,
@@ -269,8 +262,7 @@ aotrun_status aotrun_method_runner_plan_output_copies(
     aotrun_method_runner *r, AtenTensorHandle *sources, DLTensor *outputs,
     size_t num_outputs, aotrun_runner_call *call, aotrun_output_copy *plan,
     aotrun_error *err) {
-  aotrun_status st = check_output_args(r, sources, outputs, num_outputs,
-                                       err);
+  aotrun_status st = check_output_args(r, sources, outputs, num_outputs, err);
   if (st != AOTRUN_OK) return st;
   if (num_outputs > 0 && plan == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -286,12 +278,10 @@ aotrun_status aotrun_method_runner_plan_output_copies(
     if (st != AOTRUN_OK) return st;
     for (int64_t d = 0; d < o.ndim; d++) outputs[i].shape[d] = o.sizes[d];
     if (!direct_copy(&o, &outputs[i])) continue;
-    plan[i] = (aotrun_output_copy){
-        o.data, runner_data_of(&outputs[i]),
-        runner_numel((int32_t)o.ndim, o.sizes) *
-            aotrun_dl_itemsize(outputs[i].dtype),
-        1};
+    plan[i] = (aotrun_output_copy){o.data, runner_data_of(&outputs[i]),
+                                   runner_numel((int32_t)o.ndim, o.sizes) *
+                                       aotrun_dl_itemsize(outputs[i].dtype),
+                                   1};
   }
   return AOTRUN_OK;
 }
-

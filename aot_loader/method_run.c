@@ -14,8 +14,8 @@
 
 aotrun_status aotrun_runner_shim_failed(aotrun_error *err, aotrun_status code,
                                         const char *what, size_t i) {
-  return aotrun_error_set(err, code, "%s for input/output %zu failed: %s",
-                          what, i, aotrun_shim_last_error());
+  return aotrun_error_set(err, code, "%s for input/output %zu failed: %s", what,
+                          i, aotrun_shim_last_error());
 }
 
 static void contiguous_strides(int32_t ndim, const int64_t *shape,
@@ -33,8 +33,7 @@ static int32_t shim_device_type(DLDeviceType t) {
 
 /* A non-owning handle over t's memory, contiguous. */
 aotrun_status aotrun_runner_view_of(const DLTensor *t, size_t i,
-                                    AtenTensorHandle *out,
-                                    aotrun_error *err) {
+                                    AtenTensorHandle *out, aotrun_error *err) {
   int64_t strides[AOTRUN_MAX_DIMS];
   contiguous_strides(t->ndim, t->shape, strides);
   AOTITorchError rc = aoti_torch_create_tensor_from_blob_v2(
@@ -45,16 +44,16 @@ aotrun_status aotrun_runner_view_of(const DLTensor *t, size_t i,
       LAYOUT_STRIDED, NULL, 0);
   if (rc != AOTI_TORCH_SUCCESS || *out == NULL) {
     *out = NULL;
-    return aotrun_runner_shim_failed(err, AOTRUN_ERR_INTERNAL,
-                       "aoti_torch_create_tensor_from_blob_v2", i);
+    return aotrun_runner_shim_failed(
+        err, AOTRUN_ERR_INTERNAL, "aoti_torch_create_tensor_from_blob_v2", i);
   }
   return AOTRUN_OK;
 }
 
 aotrun_status aotrun_runner_copy_bytes(aotrun_method_runner *r, void *dst,
-                                      const void *src, size_t bytes,
-                                      aotrun_copy_kind kind, void *stream,
-                                      aotrun_error *err) {
+                                       const void *src, size_t bytes,
+                                       aotrun_copy_kind kind, void *stream,
+                                       aotrun_error *err) {
   if (bytes == 0) return AOTRUN_OK;
   int fault = aotrun_fault_point("method_run.copy");
   if (fault)
@@ -73,8 +72,8 @@ aotrun_status aotrun_runner_copy_bytes(aotrun_method_runner *r, void *dst,
 
 /* A device copy of host input t, in a fresh tensor the model will own. */
 static aotrun_status staged_input(aotrun_method_runner *r, const DLTensor *t,
-                                  size_t i, void *stream,
-                                  AtenTensorHandle *out, aotrun_error *err) {
+                                  size_t i, void *stream, AtenTensorHandle *out,
+                                  aotrun_error *err) {
   int64_t strides[AOTRUN_MAX_DIMS];
   contiguous_strides(t->ndim, t->shape, strides);
   AOTITorchError rc = aoti_torch_empty_strided(
@@ -83,13 +82,14 @@ static aotrun_status staged_input(aotrun_method_runner *r, const DLTensor *t,
   if (rc != AOTI_TORCH_SUCCESS || *out == NULL) {
     *out = NULL;
     return aotrun_runner_shim_failed(err, AOTRUN_ERR_OUT_OF_MEMORY,
-                       "staging (aoti_torch_empty_strided)", i);
+                                     "staging (aoti_torch_empty_strided)", i);
   }
   void *dst = NULL;
   (void)aoti_torch_get_data_ptr(*out, &dst);
   size_t bytes = runner_numel(t->ndim, t->shape) * aotrun_dl_itemsize(t->dtype);
-  aotrun_status st = aotrun_runner_copy_bytes(r, dst, runner_data_of(t), bytes,
-                                AOTRUN_COPY_HOST_TO_DEVICE, stream, err);
+  aotrun_status st =
+      aotrun_runner_copy_bytes(r, dst, runner_data_of(t), bytes,
+                               AOTRUN_COPY_HOST_TO_DEVICE, stream, err);
   if (st != AOTRUN_OK) {
     aoti_torch_delete_tensor_object(*out);
     *out = NULL;
@@ -98,8 +98,7 @@ static aotrun_status staged_input(aotrun_method_runner *r, const DLTensor *t,
   return AOTRUN_OK;
 }
 
-void aotrun_method_runner_delete_handles(AtenTensorHandle *handles,
-                                         size_t n) {
+void aotrun_method_runner_delete_handles(AtenTensorHandle *handles, size_t n) {
   aotrun_model_library_delete_outputs(handles, n);
 }
 
@@ -133,8 +132,8 @@ static aotrun_status input_handles(aotrun_method_runner *r,
 
 /* The shim's current stream for staging and strided copies (cuda only). */
 aotrun_status aotrun_runner_open_guard(aotrun_method_runner *r, void *stream,
-                                      CUDAStreamGuardHandle *g,
-                                      aotrun_error *err) {
+                                       CUDAStreamGuardHandle *g,
+                                       aotrun_error *err) {
   *g = NULL;
   if (!runner_is_cuda(r)) return AOTRUN_OK;
   if (aoti_torch_create_cuda_stream_guard(stream, r->device.device_id, g) !=
@@ -142,8 +141,7 @@ aotrun_status aotrun_runner_open_guard(aotrun_method_runner *r, void *stream,
     *g = NULL;
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "method %s: cannot make %s's stream current: %s",
-                            r->method, r->device_str,
-                            aotrun_shim_last_error());
+                            r->method, r->device_str, aotrun_shim_last_error());
   }
   return AOTRUN_OK;
 }
@@ -153,9 +151,8 @@ void aotrun_runner_close_guard(CUDAStreamGuardHandle g) {
 }
 
 static aotrun_status run_model(aotrun_method_runner *r, AtenTensorHandle *in,
-                               size_t n_in, AtenTensorHandle *out,
-                               size_t n_out, void *stream,
-                               aotrun_error *err) {
+                               size_t n_in, AtenTensorHandle *out, size_t n_out,
+                               void *stream, aotrun_error *err) {
   /* The model steals `in`, even when it fails. */
   aotrun_status st =
       aotrun_model_library_run(r->lib, in, n_in, out, n_out, stream, err);
@@ -174,8 +171,7 @@ static aotrun_status check_handle_args(const aotrun_method_runner *r,
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s takes %zu inputs and %zu outputs, got "
                             "%zu and %zu",
-                            r->method, r->num_io[0], r->num_io[1], n_in,
-                            n_out);
+                            r->method, r->num_io[0], r->num_io[1], n_in, n_out);
   return AOTRUN_OK;
 }
 
@@ -183,16 +179,14 @@ aotrun_status aotrun_method_runner_run_handles(aotrun_method_runner *r,
                                                const DLTensor *inputs,
                                                size_t num_inputs,
                                                AtenTensorHandle *outputs,
-                                               size_t num_outputs,
-                                               void *stream,
+                                               size_t num_outputs, void *stream,
                                                aotrun_error *err) {
   aotrun_status st = check_handle_args(r, num_inputs, num_outputs, err);
   if (st != AOTRUN_OK) return st;
   /* On the stack for the usual counts: no heap work per call. */
   AtenTensorHandle stack[RUNNER_STACK_IO + 1] = {0};
-  AtenTensorHandle *h = num_inputs <= RUNNER_STACK_IO
-                            ? stack
-                            : calloc(num_inputs + 1, sizeof *h);
+  AtenTensorHandle *h =
+      num_inputs <= RUNNER_STACK_IO ? stack : calloc(num_inputs + 1, sizeof *h);
   if (h == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
                             "out of memory running %s", r->method);
@@ -203,8 +197,8 @@ aotrun_status aotrun_method_runner_run_handles(aotrun_method_runner *r,
   return st;
 }
 
-aotrun_status aotrun_runner_synchronize(aotrun_method_runner *r,
-                                       void *stream, aotrun_error *err) {
+aotrun_status aotrun_runner_synchronize(aotrun_method_runner *r, void *stream,
+                                        aotrun_error *err) {
   aotrun_status st = AOTRUN_OK;
   if (r->ops.synchronize != NULL)
     st = r->ops.synchronize(r->ops.ctx, stream, err);
@@ -247,10 +241,10 @@ static aotrun_status run_checked(aotrun_method_runner *r,
   if (num_outputs > 0 && outputs == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method %s: the outputs array is NULL", r->method);
-  AtenTensorHandle in_stack[RUNNER_STACK_IO] = {0}, out_stack[RUNNER_STACK_IO] = {0};
-  AtenTensorHandle *in = num_inputs <= RUNNER_STACK_IO
-                             ? in_stack
-                             : calloc(num_inputs, sizeof *in);
+  AtenTensorHandle in_stack[RUNNER_STACK_IO] = {0},
+                   out_stack[RUNNER_STACK_IO] = {0};
+  AtenTensorHandle *in =
+      num_inputs <= RUNNER_STACK_IO ? in_stack : calloc(num_inputs, sizeof *in);
   AtenTensorHandle *out = num_outputs <= RUNNER_STACK_IO
                               ? out_stack
                               : calloc(num_outputs, sizeof *out);
@@ -264,8 +258,8 @@ static aotrun_status run_checked(aotrun_method_runner *r,
   if (st == AOTRUN_OK)
     st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
   if (st == AOTRUN_OK)
-    st = aotrun_runner_copy_outputs_unsynced(r, out, outputs, num_outputs, stream, call, 1,
-                               1, err);
+    st = aotrun_runner_copy_outputs_unsynced(r, out, outputs, num_outputs,
+                                             stream, call, 1, 1, err);
   /* Inside the guard: the frees are ordered on the stream whose queued
    * copies still read these outputs (async calls return before they ran). */
   aotrun_method_runner_delete_handles(out, num_outputs);
@@ -284,25 +278,21 @@ aotrun_status aotrun_method_runner_run(aotrun_method_runner *r,
                                        size_t num_inputs, DLTensor *outputs,
                                        size_t num_outputs, void *stream,
                                        aotrun_error *err) {
-  aotrun_status st = aotrun_method_runner_check_inputs(r, inputs, num_inputs,
-                                                       err);
+  aotrun_status st =
+      aotrun_method_runner_check_inputs(r, inputs, num_inputs, err);
   if (st != AOTRUN_OK) return st;
-  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream,
-                     NULL, err);
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, NULL,
+                     err);
 }
 
-aotrun_status aotrun_method_runner_run_checked(aotrun_method_runner *r,
-                                               const DLTensor *inputs,
-                                               size_t num_inputs,
-                                               DLTensor *outputs,
-                                               size_t num_outputs,
-                                               void *stream,
-                                               aotrun_error *err) {
+aotrun_status aotrun_method_runner_run_checked(
+    aotrun_method_runner *r, const DLTensor *inputs, size_t num_inputs,
+    DLTensor *outputs, size_t num_outputs, void *stream, aotrun_error *err) {
   if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method handle is NULL");
-  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream,
-                     NULL, err);
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, NULL,
+                     err);
 }
 
 aotrun_status aotrun_method_runner_run_checked_call(
@@ -312,6 +302,6 @@ aotrun_status aotrun_method_runner_run_checked_call(
   if (r == NULL)
     return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
                             "method handle is NULL");
-  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream,
-                     call, err);
+  return run_checked(r, inputs, num_inputs, outputs, num_outputs, stream, call,
+                     err);
 }

@@ -233,11 +233,11 @@ aotrun_status aotrun_method_runner_copy_outputs_call(
     DLTensor *outputs, size_t num_outputs, void *stream,
     aotrun_runner_call *call, aotrun_error *err);
 
-/* copy_outputs_call's checks without its copies (output_copy.h): each output not kept is
- * checked against the caller's tensor (the same errors, too_small report
- * included) and its real sizes written into the caller's shape array;
- * plan[i] says whether its copy is direct. Queues nothing, waits for
- * nothing. */
+/* copy_outputs_call's checks without its copies (output_copy.h): each output
+ * not kept is checked against the caller's tensor (the same errors,
+ * too_small report included) and its real sizes written into the caller's
+ * shape array; plan[i] says whether its copy is direct. Queues nothing,
+ * waits for nothing. */
 aotrun_status aotrun_method_runner_plan_output_copies(
     aotrun_method_runner *runner, AtenTensorHandle *sources,
     DLTensor *outputs, size_t num_outputs, aotrun_runner_call *call,

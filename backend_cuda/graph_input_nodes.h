@@ -58,11 +58,11 @@ aotrun_status aotrun_graph_input_nodes_attach(const aotrun_graph_ops *ops,
                                               aotrun_error *err);
 
 /* Before a replay's launch: points g's nodes at inputs (a node already
- * reading that address is left alone; enabling them if they were off), or, where that cannot be (a host input, a setter
- * refusing a pointer: logged at debug through ops->log), turns them off
- * and queues ops->copy_inputs on the stream. Without nodes: copy_inputs.
- * An error only where neither way is left (the nodes cannot be turned off,
- * or the copy fails). */
+ * reading that address is left alone; enabling them if they were off), or,
+ * where that cannot be (a host input, a setter refusing a pointer: logged at
+ * debug through ops->log), turns them off and queues ops->copy_inputs on the
+ * stream. Without nodes: copy_inputs. An error only where neither way is
+ * left (the nodes cannot be turned off, or the copy fails). */
 aotrun_status aotrun_graph_input_nodes_stage(const aotrun_graph_ops *ops,
                                              void *exec,
                                              aotrun_graph_input_nodes *g,

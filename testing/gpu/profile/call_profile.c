@@ -8,8 +8,9 @@
  * At exit it prints, per function, calls, total host microseconds inside
  * it, and calls / microseconds per AOTRUN_PROFILE_CALLS (the bench's call
  * count) and the slowest single call (a one-time cost shows there: the
- * first call's module load, a first copy) to stderr. Shim functions are caught only where a model library
- * calls them (through the global scope); calls inside the shim are not.
+ * first call's module load, a first copy) to stderr. Shim functions are
+ * caught only where a model library calls them (through the global
+ * scope); calls inside the shim are not.
  * A development tool: built by testing/gpu/build_gpu_bundle.sh, not
  * linked into anything.
  */
