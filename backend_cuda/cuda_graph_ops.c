@@ -244,22 +244,29 @@ static aotrun_status add_input_nodes(void *ctx, void *graph,
   return status;
 }
 
-static aotrun_status point_input_node(void *ctx, void *exec, void *node,
-                                      const DLTensor *in, const DLTensor *st,
-                                      aotrun_error *err) {
-  (void)ctx;
-  cudaError_t e =
-      aotrun_fault_point("cuda_graph.point_input_node")
-          ? cudaErrorInvalidValue
-          : cudaGraphExecMemcpyNodeSetParams1D(
-                (cudaGraphExec_t)exec, (cudaGraphNode_t)node, st->data,
-                source_of(in), aotrun_dl_nbytes(in),
-                cudaMemcpyDeviceToDevice);
+/* cudaGraphExecMemcpyNodeSetParams1D on a copy node (device to device);
+ * `fault` names its fault point. */
+static aotrun_status point_node(void *exec, void *node, void *dst,
+                                const void *src, size_t bytes,
+                                const char *fault, aotrun_error *err) {
+  cudaError_t e = aotrun_fault_point(fault)
+                      ? cudaErrorInvalidValue
+                      : cudaGraphExecMemcpyNodeSetParams1D(
+                            (cudaGraphExec_t)exec, (cudaGraphNode_t)node, dst,
+                            src, bytes, cudaMemcpyDeviceToDevice);
   if (e != cudaSuccess) {
     (void)cudaGetLastError(); /* a refused pointer is not the stream's */
     return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);
   }
   return AOTRUN_OK;
+}
+
+static aotrun_status point_input_node(void *ctx, void *exec, void *node,
+                                      const DLTensor *in, const DLTensor *st,
+                                      aotrun_error *err) {
+  (void)ctx;
+  return point_node(exec, node, st->data, source_of(in), aotrun_dl_nbytes(in),
+                    "cuda_graph.point_input_node", err);
 }
 
 /* cudaGraphNodeSetEnabled on a copy node; `fault` names its fault point. */
@@ -359,17 +366,8 @@ static aotrun_status point_output_node(void *ctx, void *exec, void *node,
                                        const aotrun_output_copy *copy,
                                        aotrun_error *err) {
   (void)ctx;
-  cudaError_t e =
-      aotrun_fault_point("cuda_graph.point_output_node")
-          ? cudaErrorInvalidValue
-          : cudaGraphExecMemcpyNodeSetParams1D(
-                (cudaGraphExec_t)exec, (cudaGraphNode_t)node, copy->dst,
-                copy->src, copy->bytes, cudaMemcpyDeviceToDevice);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError(); /* a refused pointer is not the stream's */
-    return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);
-  }
-  return AOTRUN_OK;
+  return point_node(exec, node, copy->dst, copy->src, copy->bytes,
+                    "cuda_graph.point_output_node", err);
 }
 
 static aotrun_status enable_output_node(void *ctx, void *exec, void *node,

@@ -4,10 +4,10 @@
  */
 #include "backend_cuda/graph_input_nodes.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "aot_loader/dl_dtype.h"
+#include "backend_cuda/graph_copy_nodes.h"
 
 static int has_node_ops(const aotrun_graph_ops *ops) {
   return ops->add_input_nodes && ops->point_input_node &&
@@ -57,12 +57,8 @@ aotrun_status aotrun_graph_input_nodes_attach(const aotrun_graph_ops *ops,
 }
 
 static void log_fallback(const aotrun_graph_ops *ops, const char *why) {
-  char line[AOTRUN_ERROR_MESSAGE_SIZE + 128];
-  snprintf(line, sizeof line,
-           "CUDA graph input nodes off for this call (%s): inputs copied on "
-           "the stream",
-           why);
-  ops->log(ops->ctx, AOTRUN_LOG_DEBUG, line);
+  aotrun_graph_copy_nodes_log_fallback(ops, "input", why,
+                                       "inputs copied on the stream");
 }
 
 /* All nodes pointed at this call's inputs; 0 when a setter refused one
@@ -87,21 +83,13 @@ static int point_all(const aotrun_graph_ops *ops, void *exec,
   return 1;
 }
 
-/* All nodes on or off; a failure leaves them mixed (enabled -1: the next
- * call sets every node again, whichever way it goes). */
+/* All nodes on or off (graph_copy_nodes.h). */
 static aotrun_status set_enabled(const aotrun_graph_ops *ops, void *exec,
                                  aotrun_graph_input_nodes *g, int on,
                                  aotrun_error *err) {
-  g->enabled = -1;
-  for (size_t i = 0; i < g->count; i++) {
-    aotrun_status st =
-        ops->enable_input_node(ops->ctx, exec, g->nodes[i], on, err);
-    if (st != AOTRUN_OK)
-      return aotrun_error_prefix(err, "turning input node %zu %s: ", i,
-                                 on ? "on" : "off");
-  }
-  g->enabled = on;
-  return AOTRUN_OK;
+  return aotrun_graph_copy_nodes_switch(ops, ops->enable_input_node, exec,
+                                        g->nodes, g->count, on, "input",
+                                        &g->enabled, err);
 }
 
 aotrun_status aotrun_graph_input_nodes_stage(const aotrun_graph_ops *ops,

@@ -4,7 +4,8 @@
  */
 #include "backend_cuda/graph_output_nodes.h"
 
-#include <stdio.h>
+#include "backend_cuda/graph_copy_nodes.h"
+
 #include <string.h>
 
 int aotrun_graph_output_nodes_supported(const aotrun_graph_ops *ops) {
@@ -16,10 +17,6 @@ static int all_direct(const aotrun_output_copy *plan, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (!plan[i].direct) return 0;
   return 1;
-}
-
-static void forget_pointed(aotrun_graph_output_nodes *g, size_t n) {
-  memset(g->pointed, 0, n * sizeof *g->pointed);
 }
 
 aotrun_status aotrun_graph_output_nodes_attach(const aotrun_graph_ops *ops,
@@ -70,29 +67,18 @@ static int point_all(const aotrun_graph_ops *ops, void *exec,
   return 1;
 }
 
-/* All nodes on or off; a failure leaves them mixed (enabled -1). */
+/* All nodes on or off (graph_copy_nodes.h). */
 static aotrun_status set_enabled(const aotrun_graph_ops *ops, void *exec,
                                  aotrun_graph_output_nodes *g, int on,
                                  aotrun_error *err) {
-  g->enabled = -1;
-  for (size_t i = 0; i < g->count; i++) {
-    aotrun_status st =
-        ops->enable_output_node(ops->ctx, exec, g->nodes[i], on, err);
-    if (st != AOTRUN_OK)
-      return aotrun_error_prefix(err, "turning output node %zu %s: ", i,
-                                 on ? "on" : "off");
-  }
-  g->enabled = on;
-  return AOTRUN_OK;
+  return aotrun_graph_copy_nodes_switch(ops, ops->enable_output_node, exec,
+                                        g->nodes, g->count, on, "output",
+                                        &g->enabled, err);
 }
 
 static void log_fallback(const aotrun_graph_ops *ops, const char *why) {
-  char line[AOTRUN_ERROR_MESSAGE_SIZE + 128];
-  snprintf(line, sizeof line,
-           "CUDA graph output nodes off for this call (%s): outputs copied "
-           "after the launch",
-           why);
-  ops->log(ops->ctx, AOTRUN_LOG_DEBUG, line);
+  aotrun_graph_copy_nodes_log_fallback(ops, "output", why,
+                                       "outputs copied after the launch");
 }
 
 aotrun_status aotrun_graph_output_nodes_stage(const aotrun_graph_ops *ops,
@@ -136,7 +122,8 @@ aotrun_status aotrun_graph_output_nodes_finish(const aotrun_graph_ops *ops,
 }
 
 void aotrun_graph_output_nodes_forget(aotrun_graph_output_nodes *g) {
-  if (g->pointed != NULL && g->count > 0) forget_pointed(g, g->count);
+  if (g->pointed != NULL)
+    memset(g->pointed, 0, g->count * sizeof *g->pointed);
   g->count = 0;
   g->enabled = 0;
 }

@@ -53,7 +53,7 @@ sources_for() {
       plugin_api/host_error.c ;;
     graph_state) echo backend_cuda/cuda_graph_state.c backend_cuda/graph_slot.c \
       backend_cuda/cuda_graph_state_query.c backend_cuda/graph_input_nodes.c \
-      backend_cuda/graph_output_nodes.c \
+      backend_cuda/graph_output_nodes.c backend_cuda/graph_copy_nodes.c \
       backend_cuda/graph_shape_cache.c testing/backend/fake_graph_gpu.c \
       aot_loader/aotrun_error.c aot_loader/dl_dtype.c aot_loader/scalar_type.c ;;
     *) echo "run_fuzz: unknown target '$1' (one of: $all_targets)" >&2
