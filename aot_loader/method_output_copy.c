@@ -123,7 +123,10 @@ static aotrun_status copy_one_output(aotrun_method_runner *r, size_t i,
   for (int32_t d = 0; d < ndim; d++) dst->shape[d] = o->sizes[d];
   size_t n = runner_numel(ndim, o->sizes);
   if (n == 0) return AOTRUN_OK;
-  if (runner_is_compact(ndim, o->sizes, o->strides)) {
+  int compact = runner_is_compact(ndim, o->sizes, o->strides);
+  /* Written in place (output_placement.h): nothing to copy. */
+  if (compact && o->data == runner_data_of(dst)) return AOTRUN_OK;
+  if (compact) {
     st = aotrun_runner_copy_bytes(
         r, runner_data_of(dst), o->data, n * aotrun_dl_itemsize(dst->dtype),
         kind_of(o->device_type, dst->device.device_type), stream, err);

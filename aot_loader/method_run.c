@@ -255,14 +255,23 @@ static aotrun_status run_checked(aotrun_method_runner *r,
   if (st == AOTRUN_OK) st = aotrun_runner_open_guard(r, stream, &guard, err);
   if (st == AOTRUN_OK)
     st = input_handles(r, inputs, num_inputs, stream, 1, in, err);
-  if (st == AOTRUN_OK)
+  if (st == AOTRUN_OK) {
+    /* The model may write outputs straight into the caller's tensors. */
+    aotrun_output_placement_begin(r->placement, inputs, num_inputs, outputs,
+                                  num_outputs);
     st = run_model(r, in, num_inputs, out, num_outputs, stream, err);
+    aotrun_output_placement_end(r->placement);
+  }
+  if (st == AOTRUN_OK)
+    st = aotrun_output_placement_settle(r->placement, out, outputs,
+                                        num_outputs, err);
   if (st == AOTRUN_OK)
     st = aotrun_runner_copy_outputs_unsynced(r, out, outputs, num_outputs,
                                              stream, call, 1, 1, err);
   /* Inside the guard: the frees are ordered on the stream whose queued
    * copies still read these outputs (async calls return before they ran). */
   aotrun_method_runner_delete_handles(out, num_outputs);
+  aotrun_output_placement_after(r->placement);
   aotrun_runner_close_guard(guard);
   if (in != in_stack) free(in);
   if (out != out_stack) free(out);

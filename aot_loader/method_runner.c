@@ -49,6 +49,7 @@ void aotrun_method_runner_destroy(aotrun_method_runner *r) {
   aotrun_method_weights_release(r->weights);
   aotrun_weight_cache_destroy(r->private_cache);
   aotrun_program_destroy(r->program);
+  aotrun_output_placement_free(r->placement);
   free_io(r);
   free(r->report_json);
   free(atomic_load(&r->report_after_run));
@@ -291,6 +292,11 @@ static aotrun_status create_steps(aotrun_method_runner *r,
   if (st == AOTRUN_OK) st = make_cache(r, c->weight_cache, &cache, err);
   r->cache = cache;
   if (st == AOTRUN_OK) st = bind_weights(r, cache, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_output_placement_new(
+        r->num_io[AOTRUN_IO_OUTPUT], r->device, r->method,
+        r->host != NULL ? r->host->log : NULL,
+        r->host != NULL ? r->host->ctx : NULL, &r->placement, err);
   return st;
 }
 
@@ -336,6 +342,14 @@ aotrun_status aotrun_method_runner_create(const aotrun_method_runner_config *c,
 }
 
 /* ---- accessors and io info ---------------------------------------------- */
+
+size_t aotrun_method_runner_placed_outputs(const aotrun_method_runner *r) {
+  return r != NULL ? aotrun_output_placement_last_placed(r->placement) : 0;
+}
+
+int aotrun_method_runner_places_outputs(const aotrun_method_runner *r) {
+  return r != NULL && aotrun_output_placement_enabled(r->placement);
+}
 
 size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *r) {
   return r != NULL && r->cache != NULL ? aotrun_weight_cache_num_copies(r->cache)

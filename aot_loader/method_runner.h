@@ -101,6 +101,11 @@ aotrun_status aotrun_method_runner_create(
 /* Accepts NULL. */
 void aotrun_method_runner_destroy(aotrun_method_runner *runner);
 
+/* Outputs the last plain call wrote straight into the caller's tensors
+ * (aot_loader/output_placement.h), and whether that may still happen. */
+size_t aotrun_method_runner_placed_outputs(const aotrun_method_runner *runner);
+int aotrun_method_runner_places_outputs(const aotrun_method_runner *runner);
+
 const char *aotrun_method_runner_method(const aotrun_method_runner *runner);
 /* Device copies held by the runner's weight cache (shared by the methods of
  * one program when the caller passed one): one per FQN and layout. */

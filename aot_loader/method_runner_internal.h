@@ -15,6 +15,7 @@
 #include "aot_loader/method_runner.h"
 #include "aot_loader/method_weights.h"
 #include "aot_loader/model_library.h"
+#include "aot_loader/output_placement.h"
 #include "aot_loader/program.h"
 
 #define LAYOUT_STRIDED 0   /* DESIGN.md §2.3 */
@@ -43,6 +44,7 @@ struct aotrun_method_runner {
    * once; a reader on another thread may still hold report_json, so both
    * live until destroy. */
   _Atomic(char *) report_after_run;
+  aotrun_output_placement *placement; /* NULL: outputs always copied */
 };
 
 /* ---- method_load.c: the load's checks and report ---- */

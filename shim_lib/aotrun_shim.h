@@ -115,6 +115,45 @@ AOTRUN_SHIM_API void aotrun_shim_release_process_state(void);
  * tensor to its caller instead of copying it (backend-allocated outputs). */
 AOTRUN_SHIM_API int aotrun_shim_tensor_owns_memory(AtenTensorHandle h);
 
+/* Output lending (aot_loader/output_placement.c): a runner lends the
+ * caller's output buffers to one call's allocations, so the model writes
+ * each output where the caller reads it and no copy follows.
+ *
+ * Between begin and end this thread's aoti_torch_empty_strided calls are
+ * numbered from 0 (the session's allocation ordinals). The allocation
+ * numbered entries[i].seq gets entries[i].data instead of new memory when
+ * its request matches the entry exactly (dtype, device, sizes, row-major
+ * strides; not pinned) and lent is set; the shim never frees that memory.
+ * Entries are sorted by seq (strictly increasing) and borrowed until end.
+ * While memory so lent is referenced, *live (owned by the caller, updated
+ * atomically, may be NULL) counts it: after the call's tensors are gone a
+ * count above 0 means something kept the caller's memory. Calls do not
+ * nest; end without begin does nothing. */
+typedef struct aotrun_shim_lend {
+  int64_t seq;
+  int32_t dtype;
+  int32_t device_type;
+  int32_t device_index;
+  int32_t ndim;
+  const int64_t *sizes;
+  void *data;
+  int lent; /* out */
+} aotrun_shim_lend;
+AOTRUN_SHIM_API void aotrun_shim_lend_begin(aotrun_shim_lend *entries,
+                                            size_t n, int64_t *live);
+AOTRUN_SHIM_API void aotrun_shim_lend_end(void);
+
+/* What made h's memory, for the runner's check after a call. */
+typedef struct aotrun_shim_alloc_info {
+  int64_t seq; /* its ordinal in this thread's last session, else -1 */
+  int lent;    /* the memory is a lent entry's */
+  int sole;    /* h is its impl's only handle, the impl its storage's only */
+  int whole;   /* offset 0, row-major, numel > 0, exactly the storage's bytes */
+} aotrun_shim_alloc_info;
+/* Fills *out (all -1/0 for NULL or an undefined tensor). */
+AOTRUN_SHIM_API void aotrun_shim_tensor_alloc_info(AtenTensorHandle h,
+                                                   aotrun_shim_alloc_info *out);
+
 /* Bad data found on the device (an index out of range in a fallback op) is
  * reported without a host synchronisation: kernels write a per-device slot
  * in mapped host memory (shim_lib/device_error.h) and the host reads it

@@ -23,6 +23,7 @@ static aotrun_storage *storage_shell(const char *fn, int32_t device_type,
   s->nbytes = nbytes;
   s->device_type = device_type;
   s->device_index = device_index;
+  s->alloc_seq = -1;
   return s;
 }
 
@@ -106,6 +107,18 @@ AOTITorchError aotrun_storage_new(const char *fn, int32_t device_type,
   return AOTI_TORCH_SUCCESS;
 }
 
+AOTITorchError aotrun_storage_lend(const char *fn, void *data, size_t nbytes,
+                                   int32_t device_type, int32_t device_index,
+                                   int64_t *live, aotrun_storage **out) {
+  *out = storage_shell(fn, device_type, device_index, nbytes);
+  if (!*out) return AOTI_TORCH_FAILURE;
+  (*out)->data = data;
+  (*out)->kind = AOTRUN_MEM_LENT;
+  (*out)->lent_live = live;
+  if (live) __atomic_fetch_add(live, 1, __ATOMIC_RELAXED);
+  return AOTI_TORCH_SUCCESS;
+}
+
 AOTITorchError aotrun_storage_borrow(const char *fn, void *data,
                                      size_t nbytes, int32_t device_type,
                                      int32_t device_index,
@@ -145,6 +158,9 @@ void aotrun_storage_release(aotrun_storage *s) {
     case AOTRUN_MEM_PINNED: (void)cudaFreeHost(s->data); break;
     case AOTRUN_MEM_DEVICE: free_device(s); break;
     case AOTRUN_MEM_BORROWED: break;
+    case AOTRUN_MEM_LENT:
+      if (s->lent_live) __atomic_fetch_sub(s->lent_live, 1, __ATOMIC_RELEASE);
+      break;
   }
   free(s);
 }

@@ -19,6 +19,8 @@ typedef enum aotrun_mem_kind {
   AOTRUN_MEM_HOST,         /* aligned_alloc / free */
   AOTRUN_MEM_PINNED,       /* cudaMallocHost / cudaFreeHost */
   AOTRUN_MEM_DEVICE,       /* allocator.alloc / allocator.free */
+  AOTRUN_MEM_LENT,         /* a caller's buffer lent to one allocation
+                              (aotrun_shim_lend_begin): never freed */
 } aotrun_mem_kind;
 
 typedef struct aotrun_storage {
@@ -29,6 +31,11 @@ typedef struct aotrun_storage {
   int32_t device_index;
   aotrun_mem_kind kind;
   aotrun_shim_allocator allocator; /* AOTRUN_MEM_DEVICE: what frees it */
+  /* Made by a numbered allocation (output_lend.c): its session and
+   * ordinal; session 0 otherwise. */
+  uint64_t alloc_session;
+  int64_t alloc_seq;
+  int64_t *lent_live; /* AOTRUN_MEM_LENT: the lender's count, or NULL */
 } aotrun_storage;
 
 /* New storage of nbytes on the device (refcount 1). pinned: page-locked
@@ -42,6 +49,11 @@ AOTITorchError aotrun_storage_borrow(const char *fn, void *data,
                                      size_t nbytes, int32_t device_type,
                                      int32_t device_index,
                                      aotrun_storage **out);
+/* Wraps a lent buffer (AOTRUN_MEM_LENT, refcount 1); *live (may be NULL)
+ * counts it until the last reference goes. */
+AOTITorchError aotrun_storage_lend(const char *fn, void *data, size_t nbytes,
+                                   int32_t device_type, int32_t device_index,
+                                   int64_t *live, aotrun_storage **out);
 void aotrun_storage_retain(aotrun_storage *s);
 /* Drops one reference; the last one frees (never fails). */
 void aotrun_storage_release(aotrun_storage *s);

@@ -136,7 +136,8 @@ int aotrun_shim_tensor_owns_memory(AtenTensorHandle h) {
     case AOTRUN_MEM_PINNED: return 1;
     case AOTRUN_MEM_DEVICE:
       return aotrun_is_default_allocator(&s->allocator);
-    case AOTRUN_MEM_BORROWED: break;
+    case AOTRUN_MEM_BORROWED:
+    case AOTRUN_MEM_LENT: break;
   }
   return 0;
 }

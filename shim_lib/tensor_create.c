@@ -3,6 +3,7 @@
 
 #include "shim_lib/cuda_context.h"
 #include "shim_lib/dtype.h"
+#include "shim_lib/output_lend.h"
 #include "shim_lib/tensor.h"
 
 /* Validates the device and resolves a CUDA index of -1 to the current
@@ -42,9 +43,16 @@ static AOTITorchError empty_strided(const char *fn, int64_t ndim,
       aotrun_span_bytes(fn, span, 0, dtype, &bytes) ||
       check_device(fn, device_type, device_index, &index))
     return AOTI_TORCH_FAILURE;
+  aotrun_lend_ticket ticket;
+  aotrun_lend_next(dtype, device_type, index, ndim, sizes, strides, pinned,
+                   bytes, &ticket);
   aotrun_storage *s;
-  if (aotrun_storage_new(fn, device_type, index, bytes, pinned, &s))
+  if (ticket.data != NULL
+          ? aotrun_storage_lend(fn, ticket.data, bytes, device_type, index,
+                                ticket.live, &s)
+          : aotrun_storage_new(fn, device_type, index, bytes, pinned, &s))
     return AOTI_TORCH_FAILURE;
+  aotrun_lend_stamp(s, &ticket);
   AOTITorchError err = aotrun_tensor_new(fn, s, ndim, sizes, strides, 0, dtype, ret);
   aotrun_storage_release(s);
   return err;
