@@ -57,7 +57,8 @@ enum {
 #define CLI_RUN_OPTIONS                                                   \
   (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_INPUT |    \
    CLI_OPT_OUTPUT_DIR | CLI_OPT_OPTION | CLI_OPT_CALLS |                  \
-   CLI_OPT_OUTPUT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_OUTPUT)
+   CLI_OPT_OUTPUT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_OUTPUT |             \
+   CLI_OPT_DEVICE_IO)
 #define CLI_BENCH_OPTIONS                                                 \
   (CLI_OPT_PLUGIN | CLI_OPT_BACKEND | CLI_OPT_METHOD | CLI_OPT_INPUT |    \
    CLI_OPT_ITERATIONS | CLI_OPT_WARMUP | CLI_OPT_OPTION |                 \

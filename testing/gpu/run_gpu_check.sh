@@ -14,7 +14,9 @@
 # $OUT/logs.tgz.
 #   device run: bash testing/gpu/run_gpu_check.sh      (carry: [".gpu"])
 # AOTRUN_GPU_PARTS picks parts (default all: unit,demo,ops,passes,bench,e2e),
-# to split the check over calls of at most 10 minutes each. Part "demo"
+# to split the check over calls of at most 10 minutes each
+# (AOTRUN_GPU_MODES: the e2e modes, default nograph,graph,device,graph_device;
+# run_suite.py --modes). Part "demo"
 # runs `aotrun demo` from the bundle (testing/gpu/check_demo.sh: the CUDA
 # example matches the CPU run, latency without and with CUDA graphs),
 # counted with the unit tests. Part "python" (not
@@ -221,6 +223,7 @@ echo "export: rc $(cat "$W/logs/export.rc")"; tail -n 15 "$W/logs/export.log"
 suite_rc=0
 part e2e && python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
   --calls 6 --results "$OUT/results.json" \
+  --modes "${AOTRUN_GPU_MODES-nograph,graph,device,graph_device}" \
   --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter,transformer_t2048_fused,transformer_t2048_math}" \
   > "$W/logs/run_suite.out" 2>&1 || suite_rc=$?
 cp "$W/run_suite.log" "$W/logs/" 2>/dev/null

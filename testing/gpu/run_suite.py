@@ -4,9 +4,14 @@ GPU and compares every call with eager PyTorch; times aotrun against eager.
   python3 testing/gpu/run_suite.py SUITE_DIR WORK_DIR --bin .gpu/bin
         --lib .gpu/lib [--calls 6] [--results results.json]
 
-Per case and method, two modes through `aotrun run --calls K`:
-  nograph  plain execute
-  graph    --option enable_cuda_graph_for_method=<every method>
+Per case and method, four modes through `aotrun run --calls K` (--modes
+picks some):
+  nograph       plain execute, inputs and outputs in host memory
+  graph         --option enable_cuda_graph_for_method=<every method>
+  device        plain execute with --device-io (inputs and outputs in
+                device memory: outputs written in place from the third
+                call, aot_loader/output_placement.h)
+  graph_device  graphs with --device-io (input and output copy nodes)
 and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
 same-byte-count reshape refused (dyn4d), capture failure retried without a
 graph (mask_index, item); and, through aotrun_gpu_unload_check, the CUDA
@@ -100,8 +105,10 @@ def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
     st = cinfo.get("output_format") == "safetensors"
     if st:
         cmd += ["--output-format", "safetensors"]
-    if mode == "graph":
+    if mode in ("graph", "graph_device"):
         cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
+    if mode in ("device", "graph_device"):
+        cmd.append("--device-io")
     return sh(cmd, log, env=env)
 
 
@@ -322,6 +329,8 @@ def main():
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--results", default="results.json")
+    ap.add_argument("--modes", default="nograph,graph,device,graph_device",
+                    help="comma-separated e2e modes (see the top)")
     ap.add_argument("--bench", default="mlp,transformer,cnn,float64,counter,"
                     "transformer_t2048_fused,transformer_t2048_math")
     a = ap.parse_args()
@@ -340,11 +349,11 @@ def main():
             if re.match(r"aoti_torch_(cuda_|index_put|scatter)", n)})
         methods = list(r["case"]["methods"])
         for method, minfo in r["case"]["methods"].items():
-            for mode in ("nograph", "graph"):
+            for mode in a.modes.split(","):
                 row = run_method(a, env, case, method, minfo, methods, mode,
                                  log)
                 results["e2e"].append(row)
-                print(f"{case:20} {method:8} {mode:8} "
+                print(f"{case:20} {method:8} {mode:12} "
                       f"{'ok' if row['ok'] else 'FAIL'} "
                       f"abs {row.get('max_abs', '-')} {row.get('problems', '')}",
                       flush=True)

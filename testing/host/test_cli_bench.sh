@@ -155,7 +155,10 @@ checks=$((checks + 1))
 if [[ $rc -lt 2 || $rc -gt 4 ]] || ! grep -q "^aotrun: " <<<"$out"; then
   fail "--device-io with the system runtime: rc $rc: $out"
 fi
-expect 1 "run: unknown option '--device-io'" "$AOTRUN" run "$EXAMPLE" --device-io
+# run takes --device-io too (each call's inputs and outputs in device memory)
+AOTRUN_CUDART=$TMP/no/libcudart.so expect 2 \
+  "aotrun: --device-io: cannot load the CUDA runtime ($TMP/no/libcudart.so: cannot open shared object file" \
+  "$AOTRUN" run "$EXAMPLE" --plugin "$CPUREF" --input "$TMP/x24.npy" --device-io
 expect 1 "run: unknown option '--json'" "$AOTRUN" run "$EXAMPLE" --json
 
 # ---- bad --iterations / --warmup: usage errors naming value and limit
