@@ -221,7 +221,9 @@ echo "export: rc $(cat "$W/logs/export.rc")"; tail -n 15 "$W/logs/export.log"
 # 3-5. End to end, graph contract, benchmarks (part "export" without
 # "e2e": the suite is exported for the parts below, not compared).
 suite_rc=0
-part e2e && python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
+# Bounded by AOTRUN_GPU_BUDGET too: a suite cut short still leaves its log.
+e2e_left=$(( ${AOTRUN_GPU_BUDGET:-560} - SECONDS ))
+part e2e && timeout $((e2e_left > 60 ? e2e_left : 60)) python3 testing/gpu/run_suite.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
   --calls 6 --results "$OUT/results.json" \
   --modes "${AOTRUN_GPU_MODES-nograph,graph,device,graph_device}" \
   --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter,transformer_t2048_fused,transformer_t2048_math}" \
