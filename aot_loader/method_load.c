@@ -126,8 +126,8 @@ void aotrun_runner_note_weight_bytes(aotrun_method_runner *r,
 void aotrun_method_runner_note_call(aotrun_method_runner *r, int64_t start) {
   if (r == NULL || r->report.phase_ns[AOTRUN_LOAD_FIRST_RUN] >= 0) return;
   aotrun_load_report_add(&r->report, AOTRUN_LOAD_FIRST_RUN, start);
-  /* Out of memory: the load's report stays (first_run_ns null). */
-  atomic_store(&r->report_after_run, aotrun_load_report_json(&r->report));
+  /* The report's JSON is made when it is read, not inside the first call
+   * (aotrun_method_runner_load_report): the call stays a call. */
 }
 
 void aotrun_runner_finish_report(aotrun_method_runner *r, int64_t start) {

@@ -128,8 +128,8 @@ const char *aotrun_method_runner_load_report(
 
 /* A backend calls this at the end of every successful execute or
  * execute_ex with the call's start (aotrun_load_clock_ns() on entry): the
- * first one's wall time becomes the report's first_run_ns; later calls
- * cost one branch. */
+ * first one's wall time becomes the report's first_run_ns (its JSON is
+ * made when the report is next read); later calls cost one branch. */
 void aotrun_method_runner_note_call(aotrun_method_runner *runner,
                                     int64_t start_ns);
 
