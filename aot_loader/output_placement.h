@@ -20,8 +20,9 @@
  * changed) gets every output that sits in lent memory but not as its own
  * output cloned before the copies, so its results stay right, and turns
  * placement off for the method with a warning; so does a lent buffer still
- * referenced after the call's tensors are gone. AOTRUN_OUTPUT_PLACEMENT=0
- * in the environment at create turns it off (benchmarks compare both).
+ * referenced after the call's tensors are gone. AOTRUN_OUTPUT_PLACEMENT=1
+ * or 0 in the environment at create turns it on or off; without it,
+ * AOTRUN_OUTPUT_PLACEMENT_DEFAULT decides (benchmarks compare both).
  *
  * Calls on one runner are serialised (plugin-abi.md), so is this state.
  */
@@ -39,6 +40,10 @@
  * CUDA (Triton's pointer divisibility), 64 on the host (libtorch's CPU
  * allocator). */
 #define AOTRUN_PLACEMENT_ALIGN 64
+
+/* Off until the GPU suite has run with it (written 2026-12-06 while no
+ * device could be started; docs/gpu-results.md). */
+#define AOTRUN_OUTPUT_PLACEMENT_DEFAULT 0
 
 typedef struct aotrun_output_placement aotrun_output_placement;
 

@@ -35,10 +35,10 @@ static void test_defaults(void **state) {
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES, &out);
   assert_string_equal(out.key, "cuda_graph_input_nodes");
   assert_int_equal(out.bool_value, 1);
-  /* Its output copies as nodes too. */
+  /* Its output copies as nodes: opt-in until run on the GPU. */
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES, &out);
   assert_string_equal(out.key, "cuda_graph_output_nodes");
-  assert_int_equal(out.bool_value, 1);
+  assert_int_equal(out.bool_value, 0);
 }
 
 /* Issue 15: library_temp_file is set backend-wide and read anywhere;

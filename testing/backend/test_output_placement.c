@@ -5,7 +5,8 @@
  * place from the third call with the same shapes, every result checked;
  * not lent where unsafe (misaligned, another shape, overlapping an input);
  * a model whose outputs turn out aliased gets right results and turns
- * placement off; a failing call leaves it on; AOTRUN_OUTPUT_PLACEMENT=0.
+ * placement off; a failing call leaves it on; AOTRUN_OUTPUT_PLACEMENT=0
+ * turns it off, 1 on (the tests' runner), unset the default.
  *   test_output_placement FIXTURE_MODEL.so
  */
 #include <setjmp.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "aot_loader/method_runner.h"
+#include "aot_loader/output_placement.h"
 #include "plugin_api/aotrun_host.h"
 #include "testing/backend/program_fixture.h"
 
@@ -66,7 +68,9 @@ static int setup(void **state) {
   if (program_fixture_create(&f->program, g_model_path, "cpu") != 0) return -1;
   if (aotrun_program_dir_open(f->program.dir, &f->dir) != AOTRUN_OK) return -1;
   aotrun_program_dir_set_log_level(f->dir, AOTRUN_LOG_ERROR + 1);
+  setenv("AOTRUN_OUTPUT_PLACEMENT", "1", 1);
   f->runner = new_runner(f);
+  unsetenv("AOTRUN_OUTPUT_PLACEMENT");
   if (f->runner == NULL) return -1;
   set_x(f, 5);
   *state = f;
@@ -236,6 +240,12 @@ static void test_environment_turns_it_off(void **state) {
   aotrun_method_runner *r = new_runner(f);
   unsetenv("AOTRUN_OUTPUT_PLACEMENT");
   assert_non_null(r);
+  /* Unset: the default. */
+  aotrun_method_runner *d = new_runner(f);
+  assert_non_null(d);
+  assert_int_equal(aotrun_method_runner_places_outputs(d),
+                   AOTRUN_OUTPUT_PLACEMENT_DEFAULT);
+  aotrun_method_runner_destroy(d);
   aotrun_method_runner *mine = f->runner;
   f->runner = r;
   assert_false(aotrun_method_runner_places_outputs(r));

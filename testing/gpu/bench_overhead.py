@@ -86,8 +86,8 @@ DESCRIPTIONS = {
 }
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
-            "aotrun_graph_copies_device", "aotrun_graph_outcopies_device",
-            "aotrun_noplace_nograph_device",
+            "aotrun_graph_copies_device", "aotrun_graph_outnodes_device",
+            "aotrun_place_nograph_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -686,10 +686,10 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
     if "_copies_" in variant:  # every copy on the stream, no copy nodes
         cmd += ["--option", "cuda_graph_input_nodes=false",
                 "--option", "cuda_graph_output_nodes=false"]
-    if "_outcopies_" in variant:  # output copies on the stream (inputs: nodes)
-        cmd += ["--option", "cuda_graph_output_nodes=false"]
-    if "_noplace_" in variant:  # outputs copied, never written in place
-        env = dict(env, AOTRUN_OUTPUT_PLACEMENT="0")
+    if "_outnodes_" in variant:  # output copies as graph nodes too (opt-in)
+        cmd += ["--option", "cuda_graph_output_nodes=true"]
+    if "_place_" in variant:  # outputs written in place (opt-in)
+        env = dict(env, AOTRUN_OUTPUT_PLACEMENT="1")
     if not gpu_time:
         cmd.append("--no-gpu-time")
     for o in options:
@@ -918,7 +918,7 @@ def replay_cost_table(res, floor):
         v = m.get("variants", {})
         for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
                           ("aotrun_graph_copies_device", "replay_copies_sync"),
-                          ("aotrun_graph_outcopies_device",
+                          ("aotrun_graph_outnodes_device",
                            "replay_memcpy_nodes_sync")):
             vr = v.get(var) or {}
             wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
@@ -1045,8 +1045,8 @@ def render_markdown(res):
                   "aotrun_nograph_device": "aotrun, device I/O",
                   "aotrun_graph_device": "aotrun + graph, device I/O",
                   "aotrun_graph_copies_device": "aotrun + graph, device I/O, every copy on the stream (cuda_graph_input_nodes=false, cuda_graph_output_nodes=false)",
-                  "aotrun_graph_outcopies_device": "aotrun + graph, device I/O, output copies on the stream (cuda_graph_output_nodes=false)",
-                  "aotrun_noplace_nograph_device": "aotrun, device I/O, outputs copied (AOTRUN_OUTPUT_PLACEMENT=0)",
+                  "aotrun_graph_outnodes_device": "aotrun + graph, device I/O, output copies as graph nodes too (cuda_graph_output_nodes=true)",
+                  "aotrun_place_nograph_device": "aotrun, device I/O, outputs written in place (AOTRUN_OUTPUT_PLACEMENT=1)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",

@@ -11,7 +11,8 @@ picks some):
   device        plain execute with --device-io (inputs and outputs in
                 device memory: outputs written in place from the third
                 call, aot_loader/output_placement.h)
-  graph_device  graphs with --device-io (input and output copy nodes)
+  graph_device  graphs with --device-io, input and output copy nodes
+                (cuda_graph_output_nodes=true while it is opt-in)
 and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
 same-byte-count reshape refused (dyn4d), capture failure retried without a
 graph (mask_index, item); and, through aotrun_gpu_unload_check, the CUDA
@@ -109,6 +110,8 @@ def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
         cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
     if mode in ("device", "graph_device"):
         cmd.append("--device-io")
+    if mode == "graph_device":
+        cmd += ["--option", "cuda_graph_output_nodes=true"]
     return sh(cmd, log, env=env)
 
 
