@@ -304,6 +304,19 @@ static int same_plan(const slot *a, const slot *b, size_t n) {
   return 1;
 }
 
+/* The plan as one debug line (once per new plan, never per call). */
+static void log_plan(const aotrun_output_placement *p) {
+  if (p->log == NULL) return;
+  size_t n = 0;
+  for (size_t k = 0; k < p->n; k++) n += p->plan[k].seq >= 0;
+  char msg[256];
+  snprintf(msg, sizeof msg,
+           "method %s: %zu of %zu outputs written in place from the next "
+           "call with these shapes on",
+           p->method, n, p->n);
+  p->log(p->log_ctx, AOTRUN_LOG_DEBUG, msg);
+}
+
 /* Two calls in a row that agree make the plan. */
 static void learn(aotrun_output_placement *p, AtenTensorHandle *out) {
   slot *now = p->seen;
@@ -318,6 +331,7 @@ static void learn(aotrun_output_placement *p, AtenTensorHandle *out) {
   if (agrees && !(p->has_plan && same_plan(p->plan, p->seen, p->n))) {
     memcpy(p->plan, p->seen, p->n * sizeof *p->plan);
     p->has_plan = 1;
+    log_plan(p);
   }
 }
 
