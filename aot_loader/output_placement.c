@@ -20,6 +20,16 @@ typedef struct slot {
   int64_t sizes[AOTRUN_MAX_DIMS];
 } slot;
 
+/* The shim's view of one output after a call (known: the getters
+ * answered), taken once and read by the check and the learning. */
+typedef struct seen_output {
+  int known;
+  aotrun_shim_alloc_info info;
+  void *data;
+  int32_t dtype, device_type;
+  int64_t ndim, *sizes;
+} seen_output;
+
 struct aotrun_output_placement {
   size_t n;
   DLDevice device;
@@ -28,6 +38,7 @@ struct aotrun_output_placement {
   void *log_ctx;
   int off;
   slot *plan, *seen; /* adopted; the last call's */
+  seen_output *views; /* this call's outputs, as settle found them */
   int has_plan, has_seen;
   aotrun_shim_lend *lend; /* this call's entries, sorted by seq */
   size_t *lend_output;    /* lend[i] is output lend_output[i] */
@@ -54,11 +65,13 @@ aotrun_status aotrun_output_placement_new(size_t num_outputs, DLDevice device,
   if (p != NULL) {
     p->plan = calloc(num_outputs, sizeof *p->plan);
     p->seen = calloc(num_outputs, sizeof *p->seen);
+    p->views = calloc(num_outputs, sizeof *p->views);
     p->lend = calloc(num_outputs, sizeof *p->lend);
     p->lend_output = calloc(num_outputs, sizeof *p->lend_output);
     p->method = malloc(m);
   }
-  if (p == NULL || p->plan == NULL || p->seen == NULL || p->lend == NULL ||
+  if (p == NULL || p->plan == NULL || p->seen == NULL || p->views == NULL ||
+      p->lend == NULL ||
       p->lend_output == NULL || p->method == NULL) {
     aotrun_output_placement_free(p);
     return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
@@ -77,6 +90,7 @@ void aotrun_output_placement_free(aotrun_output_placement *p) {
   if (p == NULL) return;
   free(p->plan);
   free(p->seen);
+  free(p->views);
   free(p->lend);
   free(p->lend_output);
   free(p->method);
@@ -199,23 +213,15 @@ void aotrun_output_placement_end(aotrun_output_placement *p) {
 
 /* ---- settle: check, repair, learn --------------------------------------- */
 
-/* The shim's view of one output. */
-typedef struct seen_output {
-  aotrun_shim_alloc_info info;
-  void *data;
-  int32_t dtype, device_type;
-  int64_t ndim, *sizes;
-} seen_output;
-
-static int describe(AtenTensorHandle h, seen_output *o) {
+static void describe(AtenTensorHandle h, seen_output *o) {
   memset(o, 0, sizeof *o);
   aotrun_shim_tensor_alloc_info(h, &o->info);
-  return h != NULL && aoti_torch_get_data_ptr(h, &o->data) == 0 &&
-         aoti_torch_get_dtype(h, &o->dtype) == 0 &&
-         aoti_torch_get_device_type(h, &o->device_type) == 0 &&
-         aoti_torch_get_dim(h, &o->ndim) == 0 &&
-         aoti_torch_get_sizes(h, &o->sizes) == 0 &&
-         o->ndim <= AOTRUN_MAX_DIMS;
+  o->known = h != NULL && aoti_torch_get_data_ptr(h, &o->data) == 0 &&
+             aoti_torch_get_dtype(h, &o->dtype) == 0 &&
+             aoti_torch_get_device_type(h, &o->device_type) == 0 &&
+             aoti_torch_get_dim(h, &o->ndim) == 0 &&
+             aoti_torch_get_sizes(h, &o->sizes) == 0 &&
+             o->ndim <= AOTRUN_MAX_DIMS;
 }
 
 /* Output k sits in its own caller tensor, exactly: its copy is skipped. */
@@ -255,21 +261,23 @@ static int lent_to(const aotrun_output_placement *p, size_t k) {
 }
 
 /* Outputs in lent memory that is not exactly theirs are cloned; returns
- * through *misplaced whether a lent buffer did not end as its output alone. */
+ * through *misplaced whether a lent buffer did not end as its output alone
+ * (always so when something was cloned: the lent buffer it sat in is not
+ * its owner's alone). p->views keeps each output as found. */
 static aotrun_status repair(aotrun_output_placement *p, AtenTensorHandle *out,
                             const DLTensor *outputs, int *misplaced,
                             aotrun_error *err) {
   *misplaced = 0;
   for (size_t k = 0; k < p->n; k++) {
-    seen_output o;
-    int known = describe(out[k], &o);
-    int own = known && in_own_place(&o, &outputs[k]);
-    if (lent_to(p, k) && !(own && o.info.lent && o.info.sole)) *misplaced = 1;
-    if (known && o.info.lent && own) {
+    seen_output *o = &p->views[k];
+    describe(out[k], o);
+    int own = o->known && in_own_place(o, &outputs[k]);
+    if (lent_to(p, k) && !(own && o->info.lent && o->info.sole)) *misplaced = 1;
+    if (o->known && o->info.lent && own) {
       p->placed++;
       continue;
     }
-    if (known && o.info.lent) {
+    if (o->known && o->info.lent) {
       aotrun_status st = clone_out(out, p->n, k, err);
       if (st != AOTRUN_OK) return st;
     }
@@ -277,20 +285,19 @@ static aotrun_status repair(aotrun_output_placement *p, AtenTensorHandle *out,
   return AOTRUN_OK;
 }
 
-static void learn_slot(const aotrun_output_placement *p, AtenTensorHandle h,
+static void learn_slot(const aotrun_output_placement *p, const seen_output *o,
                        slot *s) {
-  seen_output o;
   memset(s, 0, sizeof *s);
   s->seq = -1;
-  int device_ok = 0;
-  if (!describe(h, &o)) return;
-  device_ok = p->device.device_type == kDLCUDA ? o.device_type == SHIM_CUDA
-                                               : o.device_type == SHIM_CPU;
-  if (o.info.seq < 0 || !o.info.sole || !o.info.whole || !device_ok) return;
-  s->seq = o.info.seq;
-  s->dtype = o.dtype;
-  s->ndim = (int32_t)o.ndim;
-  memcpy(s->sizes, o.sizes, (size_t)o.ndim * sizeof *o.sizes);
+  if (!o->known) return;
+  int device_ok = p->device.device_type == kDLCUDA
+                      ? o->device_type == SHIM_CUDA
+                      : o->device_type == SHIM_CPU;
+  if (o->info.seq < 0 || !o->info.sole || !o->info.whole || !device_ok) return;
+  s->seq = o->info.seq;
+  s->dtype = o->dtype;
+  s->ndim = (int32_t)o->ndim;
+  memcpy(s->sizes, o->sizes, (size_t)o->ndim * sizeof *o->sizes);
 }
 
 static int same_plan(const slot *a, const slot *b, size_t n) {
@@ -317,13 +324,14 @@ static void log_plan(const aotrun_output_placement *p) {
   p->log(p->log_ctx, AOTRUN_LOG_DEBUG, msg);
 }
 
-/* Two calls in a row that agree make the plan. */
-static void learn(aotrun_output_placement *p, AtenTensorHandle *out) {
+/* Two calls in a row that agree make the plan (from p->views: repair's
+ * descriptions, still the outputs' since nothing was cloned). */
+static void learn(aotrun_output_placement *p) {
   slot *now = p->seen;
   int agrees = p->has_seen;
   for (size_t k = 0; k < p->n; k++) {
     slot s;
-    learn_slot(p, out[k], &s);
+    learn_slot(p, &p->views[k], &s);
     if (agrees && !same_plan(&s, &now[k], 1)) agrees = 0;
     now[k] = s;
   }
@@ -349,7 +357,7 @@ aotrun_status aotrun_output_placement_settle(aotrun_output_placement *p,
                 "model's allocations changed between calls)");
     return AOTRUN_OK;
   }
-  learn(p, out);
+  learn(p);
   return AOTRUN_OK;
 }
 
