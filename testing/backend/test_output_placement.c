@@ -20,89 +20,40 @@
 
 #include <cmocka.h>
 
-#include "aot_loader/method_runner.h"
 #include "aot_loader/output_placement.h"
-#include "plugin_api/aotrun_host.h"
-#include "testing/backend/program_fixture.h"
+#include "testing/backend/runner_fixture.h"
 
 static const char *g_model_path;
 
-typedef struct fixture {
-  program_fixture program;
-  aotrun_program_dir *dir;
-  aotrun_method_runner *runner;
-  _Alignas(64) float x[5][4];
-  int64_t x_shape[2];
-  DLTensor in;
-} fixture;
+typedef runner_fixture fixture;
+typedef runner_fixture_outs outs;
 
 static fixture g_f;
 
 static aotrun_method_runner *new_runner(fixture *f) {
-  aotrun_method_runner_config config = {
-      .host = aotrun_program_dir_host_api(f->dir),
-      .manifest = f->program.manifest,
-      .manifest_size = f->program.manifest_size,
-      .method = "forward",
-      .device = "cpu",
-  };
-  aotrun_error err;
-  aotrun_error_clear(&err);
-  aotrun_method_runner *r = NULL;
-  if (aotrun_method_runner_create(&config, &r, &err) != AOTRUN_OK)
-    print_error("runner: %s\n", err.message);
-  return r;
+  return runner_fixture_new_runner(f, NULL);
 }
 
 static void set_x(fixture *f, int64_t rows) {
-  for (int i = 0; i < 5; i++)
-    for (int j = 0; j < 4; j++) f->x[i][j] = (float)(i * 4 + j) * 0.25f - 2;
-  f->x_shape[0] = rows;
-  f->x_shape[1] = 4;
-  f->in = (DLTensor){f->x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, f->x_shape,
-                     NULL, 0};
+  runner_fixture_set_rows(f, rows);
 }
 
+static void outs_init(outs *o, int64_t rows) {
+  runner_fixture_outs_init(o, rows);
+}
+
+/* The tests' runner has placement on whatever the default. */
 static int setup(void **state) {
-  fixture *f = &g_f;
-  memset(f, 0, sizeof *f);
-  if (program_fixture_create(&f->program, g_model_path, "cpu") != 0) return -1;
-  if (aotrun_program_dir_open(f->program.dir, &f->dir) != AOTRUN_OK) return -1;
-  aotrun_program_dir_set_log_level(f->dir, AOTRUN_LOG_ERROR + 1);
   setenv("AOTRUN_OUTPUT_PLACEMENT", "1", 1);
-  f->runner = new_runner(f);
+  int rc = runner_fixture_open(&g_f, g_model_path);
   unsetenv("AOTRUN_OUTPUT_PLACEMENT");
-  if (f->runner == NULL) return -1;
-  set_x(f, 5);
-  *state = f;
-  return 0;
+  *state = &g_f;
+  return rc;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  aotrun_method_runner_destroy(f->runner);
-  aotrun_program_dir_close(f->dir);
-  program_fixture_remove(&f->program);
+  runner_fixture_close(*state);
   return 0;
-}
-
-/* The caller's outputs, aligned as a device allocation would be. */
-typedef struct outs {
-  _Alignas(64) float y[8][3];
-  _Alignas(64) float calls[16];
-  int64_t y_shape[2], calls_shape[1];
-  DLTensor t[2];
-} outs;
-
-static void outs_init(outs *o, int64_t rows) {
-  memset(o, 0, sizeof *o);
-  o->y_shape[0] = rows;
-  o->y_shape[1] = 3;
-  o->calls_shape[0] = 1;
-  o->t[0] = (DLTensor){o->y, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, o->y_shape,
-                       NULL, 0};
-  o->t[1] = (DLTensor){o->calls, {kDLCPU, 0}, 1, {kDLFloat, 32, 1},
-                       o->calls_shape, NULL, 0};
 }
 
 static aotrun_status run(fixture *f, outs *o, aotrun_error *err) {
