@@ -4,7 +4,8 @@
  * Measured, all with clock_gettime(CLOCK_MONOTONIC) on the host:
  *   init        cli_session_open: plugin load, program and method init
  *   first call  the first execute after init (not counted in the warm-up
- *               or the iterations)
+ *               or the iterations); --json adds the next 8 calls' times
+ *               in order (next_calls_us), warm-up included
  *   latency     each of --iterations executes after --warmup more: median,
  *               p90, p99 (nearest rank), min, max, mean. execute returns
  *               after its outputs are written (the plugin ABI), so this is
@@ -30,12 +31,17 @@
 
 #define GPU_TIMING_OPTION "gpu_timing"
 #define GPU_TIME_OPTION "last_gpu_time_ns"
+#define BENCH_NEXT_CALLS 8
 
 typedef struct bench {
   cli_job job;
   cli_device_io dio;
   int dio_started;
   double first_us, *wall_us; /* wall_us[iterations] */
+  /* The calls after the first, warm-up included, in order: whether the
+   * first call's extra time is its own or spread over a few calls. */
+  double next_us[BENCH_NEXT_CALLS];
+  size_t num_next;
   /* GPU time: on while the backend delivers it; gpu_us[i] < 0: unknown. */
   int gpu_on;
   double gpu_first_us, *gpu_us;
@@ -88,7 +94,10 @@ static int call_once(bench *b, const char *what, long index, double *wall,
                      double *gpu) {
   int rc = cli_timed_execute(&b->job.session, &b->job.tensors, what, index,
                              wall);
-  if (rc == CLI_EXIT_OK) *gpu = gpu_time_of_last_call(b);
+  if (rc != CLI_EXIT_OK) return rc;
+  *gpu = gpu_time_of_last_call(b);
+  if (index >= 0 && b->num_next < BENCH_NEXT_CALLS)
+    b->next_us[b->num_next++] = *wall;
   return rc;
 }
 
@@ -132,6 +141,9 @@ static int print_json(const bench *b, const cli_stats *wall,
   cJSON_AddNumberToObject(j, "warmup", (double)o->warmup);
   cJSON_AddNumberToObject(j, "init_us", b->job.open_us);
   cJSON_AddNumberToObject(j, "first_call_us", b->first_us);
+  cJSON *next = cJSON_AddArrayToObject(j, "next_calls_us");
+  for (size_t i = 0; next != NULL && i < b->num_next; i++)
+    cJSON_AddItemToArray(next, cJSON_CreateNumber(b->next_us[i]));
   cJSON_AddItemToObject(j, "latency_us", stats_json(wall));
   int have_gpu = gpu->count > 0;
   cJSON_AddBoolToObject(j, "gpu_time_available", have_gpu);

@@ -851,6 +851,7 @@ def measure_rounds(a, budget, results, save):
                     us = res["latency_us"]["median"]
                     vres.setdefault("init_us", []).append(res.get("init_us"))
                     vres.setdefault("first_call_us", []).append(res.get("first_call_us"))
+                    vres.setdefault("next_calls_us", []).append(res.get("next_calls_us"))
                     vres.setdefault("p99_us", []).append(res["latency_us"].get("p99"))
                     if res.get("peak_device_mib") is not None:
                         mres["aotrun_peak_device_mib"] = res["peak_device_mib"]

@@ -57,7 +57,7 @@ note = sys.argv[5] if len(sys.argv) > 5 else None
 d = json.load(open(path))
 problems = []
 for k in ("program", "backend", "method", "io", "options", "iterations",
-          "warmup", "init_us", "first_call_us", "latency_us",
+          "warmup", "init_us", "first_call_us", "next_calls_us", "latency_us",
           "gpu_time_available", "gpu_time_us", "gpu_first_call_us"):
     if k not in d:
         problems.append("missing " + k)
@@ -76,6 +76,11 @@ if not problems:
     ordered("latency_us", d["latency_us"], iters)
     if d["latency_us"]["min"] < 0 or d["init_us"] <= 0 or d["first_call_us"] < 0:
         problems.append("negative or zero times")
+    nxt = d["next_calls_us"]
+    if len(nxt) != min(8, d["warmup"] + iters) or any(
+            not isinstance(v, (int, float)) or v < 0 for v in nxt):
+        problems.append(f"next_calls_us: {nxt} for {d['warmup']} warm-up "
+                        f"and {iters} iterations")
     if d["iterations"] != iters or d["io"] != io:
         problems.append(f"iterations/io: {d['iterations']} {d['io']}")
     if d["gpu_time_available"] != gpu:
