@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Why torch's AOTI runner dies on its own package on the GPU machine, and
+whether a lower layer of it loads (issue 12: init against torch's runner).
+
+One tiny MLP is exported once with torch's defaults
+(aoti_compile_and_package); each way of loading it then runs in its own
+process (a crash must not end the probe), with the environment of the
+benchmark's torch probe (no LD_LIBRARY_PATH, no LD_PRELOAD):
+
+  package       torch._inductor.aoti_load_package(pt2)  (what the benchmark does)
+  package_1t    the same with run_single_threaded=True
+  runner_so     torch._C._aoti.AOTIModelContainerRunnerCuda on the .so
+                extracted from the package (the class under the package loader)
+
+Each records load and first-call seconds, or the error / signal with the
+last lines of stderr. With gdb on the machine, a loader that dies is run
+once more under gdb for a native backtrace.
+    python3 testing/gpu/probe_torch_runner.py --work /tmp/probe --out $OUT/probe_torch_runner.json
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+
+
+def clean_env(cache):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    env["TORCHINDUCTOR_CACHE_DIR"] = cache
+    env["PYTHONFAULTHANDLER"] = "1"
+    return env
+
+
+def model():
+    import torch
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                            torch.nn.Linear(128, 16)).cuda().eval()
+    return m, (torch.randn(4, 64, device="cuda"),)
+
+
+def worker_export(a):
+    import torch
+    m, args = model()
+    t0 = time.time()
+    with torch.no_grad():
+        ep = torch.export.export(m, args)
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=os.path.join(a.work, "mlp.pt2"))
+    print(json.dumps({"pt2": path, "seconds": time.time() - t0}))
+
+
+def worker_load(a):
+    import torch
+    m, args = model()
+    t0 = time.time()
+    if a.how in ("package", "package_1t"):
+        kw = {"run_single_threaded": True} if a.how == "package_1t" else {}
+        runner = torch._inductor.aoti_load_package(a.pt2, **kw)
+        t1 = time.time()
+        out = runner(*args)
+        out = out[0] if isinstance(out, (list, tuple)) else out
+    else:
+        runner = torch._C._aoti.AOTIModelContainerRunnerCuda(a.so, 1, "cuda", a.cubin_dir)
+        t1 = time.time()
+        out = runner.run(list(args))[0]
+    torch.cuda.synchronize()
+    t2 = time.time()
+    with torch.no_grad():
+        ref = m(*args)
+    print(json.dumps({"load_s": t1 - t0, "first_call_s": t2 - t1,
+                      "max_abs": float((out - ref).abs().max())}))
+
+
+def run(cmd, env, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, "", f"timeout after {timeout}s"
+
+
+def last_json(text):
+    for line in reversed((text or "").splitlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    return None
+
+
+def extract(pt2, work):
+    d = os.path.join(work, "extracted")
+    shutil.rmtree(d, ignore_errors=True)
+    with zipfile.ZipFile(pt2) as z:
+        z.extractall(d)
+    sos = sorted(glob.glob(os.path.join(d, "**", "*.so"), recursive=True))
+    return sos, d
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default="/tmp/probe_torch_runner")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--worker", choices=["export", "load"])
+    ap.add_argument("--how", default="package")
+    ap.add_argument("--pt2")
+    ap.add_argument("--so")
+    ap.add_argument("--cubin-dir", default="")
+    a = ap.parse_args()
+    if a.worker == "export":
+        return worker_export(a)
+    if a.worker == "load":
+        return worker_load(a)
+    os.makedirs(a.work, exist_ok=True)
+    env = clean_env(os.path.join(a.work, "inductor_cache"))
+    me = [sys.executable, os.path.abspath(__file__), "--work", a.work, "--out", a.out]
+    res = {"gdb": shutil.which("gdb")}
+    rc, out, err = run(me + ["--worker", "export"], env, 300)
+    res["export"] = last_json(out) or {"rc": rc, "stderr": err[-3000:]}
+    pt2 = (res["export"] or {}).get("pt2")
+    if pt2:
+        sos, d = extract(pt2, a.work)
+        res["package_files"] = [os.path.relpath(p, d) for p in
+                                sorted(glob.glob(os.path.join(d, "**", "*"), recursive=True))
+                                if os.path.isfile(p)][:40]
+        ways = [("package", ["--pt2", pt2]), ("package_1t", ["--pt2", pt2])]
+        for so in sos:
+            ways.append(("runner_so", ["--so", so, "--cubin-dir", os.path.dirname(so)]))
+        for how, extra in ways:
+            cmd = me + ["--worker", "load", "--how", how] + extra
+            rc, out, err = run(cmd, env, 180)
+            r = last_json(out) or {}
+            r.update({"rc": rc, "stderr_tail": err[-2500:]})
+            if rc < 0 and res["gdb"]:
+                g = run(["gdb", "-batch", "-ex", "run", "-ex", "bt 40", "--args"] + cmd,
+                        env, 300)
+                r["gdb_tail"] = (g[1] + g[2])[-6000:]
+            res.setdefault("load", []).append({"how": how, "args": extra, **r})
+            print(how, rc, {k: r.get(k) for k in ("load_s", "first_call_s", "max_abs")},
+                  flush=True)
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+    print(json.dumps(res, indent=1)[-8000:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
