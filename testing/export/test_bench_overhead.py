@@ -272,3 +272,21 @@ def test_variant_command_lines(bo, monkeypatch):
     assert "enable_cuda_graph" not in cmds[5] and "--device-io" in cmds[5]
     assert "AOTRUN_OUTPUT_PLACEMENT" not in seen[0][1]
     assert all("--input /p/x.npy" in c and "--no-gpu-time" in c for c in cmds)
+
+
+def test_torch_runner_load_column(bo):
+    """Torch's load of its own package: aoti_load_package where it loads,
+    else the container runner on the package's .so, else both errors."""
+    res = fake_results()
+    probe = res["models"]["mlp"].setdefault("probe", {})
+    probe["aoti_torch_default"] = {"error": "the loader process died (rc -11)"}
+    probe["aoti_torch_so"] = {"ok": True, "load_s": 0.125, "first_call_s": 0.0025}
+    bo.finish(res)
+    md = bo.render_markdown(res)
+    assert "| 612 | 0.2 | 125.0, 2.5 (AOTIModelContainerRunnerCuda on the .so) |" in md
+    probe["aoti_torch_default"] = {"ok": True, "load_s": 0.5, "first_call_s": 0.01}
+    assert "| 0.2 | 500.0, 10.0 (aoti_load_package) |" in bo.render_markdown(res)
+    probe["aoti_torch_default"] = {"error": "died | here"}
+    probe["aoti_torch_so"] = {"error": "TypeError: bad args"}
+    assert "| 0.2 | does not load: died / here; TypeError: bad args |" in \
+        bo.render_markdown(res)

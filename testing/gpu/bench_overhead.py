@@ -332,21 +332,52 @@ def worker_export(a):
     return 0 if "error" not in res else 1
 
 
+def extract_package_so(pt2, where):
+    """The model library inside a .pt2 (a zip), extracted under `where`;
+    (so path, its folder) or raises."""
+    import glob
+    import shutil
+    import zipfile
+    shutil.rmtree(where, ignore_errors=True)
+    with zipfile.ZipFile(pt2) as z:
+        z.extractall(where)
+    sos = sorted(glob.glob(os.path.join(where, "**", "*.so"), recursive=True))
+    if not sos:
+        raise RuntimeError(f"no .so in {pt2}")
+    return sos[0], os.path.dirname(sos[0])
+
+
 def worker_probe(a):
     """--worker --kind probe: loads a .pt2 with torch's AOTI runner and calls
     it once, in its own process (a package that crashes the loader must not
-    take the benchmark down). Writes {"ok": true} or the error to --result."""
+    take the benchmark down). --how so loads the package's .so with the
+    container runner under the package loader instead
+    (torch._C._aoti.AOTIModelContainerRunnerCuda). Writes {"ok": true,
+    "load_s", "first_call_s"} or the error to --result."""
     import faulthandler
     faulthandler.enable()  # a crash prints where it happened, on stderr
-    res = {"pt2": a.model}
+    res = {"pt2": a.model, "how": a.how}
     try:
         import numpy as np
         import torch
-        runner = torch._inductor.aoti_load_package(a.model)
         ins = [p for p in (a.inputs or "").split(",") if p]
-        runner(*[torch.from_numpy(np.load(p)).cuda() for p in ins])
+        args = [torch.from_numpy(np.load(p)).cuda() for p in ins]
         torch.cuda.synchronize()
-        res["ok"] = True
+        if a.how == "so":
+            so, cubins = extract_package_so(a.model, os.path.join(
+                a.work, os.path.basename(a.result) + ".extracted"))
+            res["so"] = so
+            t0 = time.time()
+            runner = torch._C._aoti.AOTIModelContainerRunnerCuda(so, 1, "cuda", cubins)
+            t1 = time.time()
+            runner.run(args)
+        else:
+            t0 = time.time()
+            runner = torch._inductor.aoti_load_package(a.model)
+            t1 = time.time()
+            runner(*args)
+        torch.cuda.synchronize()
+        res.update(ok=True, load_s=t1 - t0, first_call_s=time.time() - t1)
     except Exception as e:
         res["error"] = f"{type(e).__name__}: {e}"[:1000]
     with open(a.result, "w") as f:
@@ -362,7 +393,8 @@ def probe_packages(a, budget, results, save):
     for model in a.models:
         e = results["models"][model]["export"]
         for kind, variant in (("aotrun", "aoti_aotrun_pkg"),
-                              ("torch_default", "aoti_torch_default")):
+                              ("torch_default", "aoti_torch_default"),
+                              ("torch_default", "aoti_torch_so")):
             pt2 = e.get(kind, {}).get("pt2")
             ins = e.get(kind, {}).get("inputs") or []
             if pt2 and os.path.exists(pt2) and ins:
@@ -374,12 +406,13 @@ def probe_packages(a, budget, results, save):
         rpath = os.path.join(a.work, f"{model}.{variant}.probe.json")
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--kind",
                "probe", "--model", pt2, "--inputs", ",".join(ins),
-               "--work", a.work, "--result", rpath]
+               "--work", a.work, "--result", rpath,
+               "--how", "so" if variant == "aoti_torch_so" else "package"]
         # torch's own package needs none of the bundle's libraries, and
         # LD_LIBRARY_PATH entries win over the RUNPATH of torch's wheels
         # (/usr/local/cuda/lib64's cuBLAS instead of the wheel's): its
         # process gets no LD_LIBRARY_PATH at all.
-        torch_own = variant == "aoti_torch_default"
+        torch_own = variant in ("aoti_torch_default", "aoti_torch_so")
         penv = clean_env() if torch_own else env
         rc, out, err = sh(cmd, min(120, max(5, budget.left() - a.reserve)), env=penv)
         try:
@@ -941,6 +974,20 @@ def replay_cost_table(res, floor):
             "| --- | --- | --- | --- | --- | --- | --- |"] + rows + [""]
 
 
+def torch_runner_load(probe):
+    """Torch's load and first call of its own default package: through
+    aoti_load_package, else through the container runner on its .so."""
+    for variant, how in (("aoti_torch_default", "aoti_load_package"),
+                         ("aoti_torch_so", "AOTIModelContainerRunnerCuda on the .so")):
+        p = probe.get(variant) or {}
+        if p.get("ok"):
+            return (f"{_f(p['load_s'] * 1e3)}, {_f(p['first_call_s'] * 1e3)} "
+                    f"({how})")
+    errs = [(probe.get(v) or {}).get("error") for v in ("aoti_torch_default", "aoti_torch_so")]
+    errs = [e.replace("|", "/")[:80] for e in errs if e]
+    return "does not load: " + "; ".join(errs) if errs else "-"
+
+
 def busy_floor_table(res, floor):
     """Issue 12's no-graph and graph targets against a floor that has the
     program's kernel count and GPU time (launch_floor --busy): N kernels
@@ -1079,8 +1126,9 @@ def render_markdown(res):
     L.append("| model | aotrun export s | torch default export s | aotrun init ms | "
              "aotrun first call us (no graph / graph) | "
              "without warm_up_run: init ms, first call us (no graph) | GPU busy us/call (no graph / graph) | "
-             "kernels: wrapper (triton + extern) / eager profiler | aotrun peak device MiB | torch peak allocated MiB |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+             "kernels: wrapper (triton + extern) / eager profiler | aotrun peak device MiB | torch peak allocated MiB | "
+             "torch's runner on its default package: load ms, first call ms |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, m in res.get("models", {}).items():
         e = m.get("export", {})
         ae, te = e.get("aotrun", {}), e.get("torch_default", {})
@@ -1101,6 +1149,7 @@ def render_markdown(res):
             kern,
             _f(m.get("aotrun_peak_device_mib"), "%.0f"),
             _f(m.get("torch_peak_allocated_mib"), "%.1f"),
+            torch_runner_load(m.get("probe", {})),
         ]) + " |")
     L.append("")
     L.append(f"Exports ran {res.get('export_jobs', '?')} at a time (wall time of "
@@ -1204,6 +1253,7 @@ def main(argv=None):
     ap.add_argument("--kind", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     ap.add_argument("--inputs", help=argparse.SUPPRESS)
+    ap.add_argument("--how", default="package", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         return worker_probe(a) if a.kind == "probe" else worker_export(a)
