@@ -122,8 +122,11 @@ AOTRUN_SHIM_API int aotrun_shim_tensor_owns_memory(AtenTensorHandle h);
  * Between begin and end this thread's aoti_torch_empty_strided calls are
  * numbered from 0 (the session's allocation ordinals). The allocation
  * numbered entries[i].seq gets entries[i].data instead of new memory when
- * its request matches the entry exactly (dtype, device, sizes, row-major
- * strides; not pinned) and lent is set; the shim never frees that memory.
+ * its request matches the entry (dtype, device, dense row-major strides,
+ * and the bytes of the entry's sizes, in any shape: generated wrappers
+ * reuse an allocation of another shape for an output, through
+ * reinterpret_tensor; not pinned) and lent is set; the shim never frees
+ * that memory.
  * Entries are sorted by seq (strictly increasing) and borrowed until end.
  * While memory so lent is referenced, *live (owned by the caller, updated
  * atomically, may be NULL) counts it: after the call's tensors are gone a

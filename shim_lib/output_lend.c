@@ -50,16 +50,26 @@ static int row_major(int64_t ndim, const int64_t *sizes,
   return 1;
 }
 
+static size_t entry_bytes(const aotrun_shim_lend *e) {
+  size_t n = aotrun_dtype_size(e->dtype);
+  for (int32_t d = 0; d < e->ndim; d++) n *= (size_t)e->sizes[d];
+  return n;
+}
+
+/* The entry's dtype and device, dense row-major and exactly the entry's
+ * bytes, in any shape: a wrapper may allocate [1, 512] and hand it out as
+ * the output [1, 1, 512] (reinterpret_tensor of a reused buffer). The
+ * runner lends an entry only to the allocation it saw become that output
+ * whole, and checks after the call that it did again. */
 static int matches(const aotrun_shim_lend *e, int32_t dtype,
                    int32_t device_type, int32_t device_index, int64_t ndim,
-                   const int64_t *sizes, const int64_t *strides) {
+                   const int64_t *sizes, const int64_t *strides,
+                   size_t bytes) {
   if (e->dtype != dtype || e->device_type != device_type ||
       (device_type != AOTRUN_DEV_CPU && e->device_index != device_index) ||
-      e->ndim != ndim || e->data == NULL)
+      e->data == NULL)
     return 0;
-  if (ndim > 0 && memcmp(e->sizes, sizes, (size_t)ndim * sizeof *sizes) != 0)
-    return 0;
-  return row_major(ndim, sizes, strides);
+  return bytes == entry_bytes(e) && row_major(ndim, sizes, strides);
 }
 
 void aotrun_lend_next(int32_t dtype, int32_t device_type, int32_t device_index,
@@ -76,7 +86,8 @@ void aotrun_lend_next(int32_t dtype, int32_t device_type, int32_t device_index,
   if (tls.next >= tls.n || tls.entries[tls.next].seq != t->seq) return;
   aotrun_shim_lend *e = &tls.entries[tls.next++];
   if (pinned || bytes == 0 ||
-      !matches(e, dtype, device_type, device_index, ndim, sizes, strides))
+      !matches(e, dtype, device_type, device_index, ndim, sizes, strides,
+               bytes))
     return;
   e->lent = 1;
   t->data = e->data;

@@ -119,31 +119,56 @@ static void test_live_count_sees_a_kept_view(void **state) {
   assert_int_equal(live, 0);
 }
 
-/* Requests that differ from the entry in any way get their own memory;
- * the ordinal still advances. */
+/* Requests that differ from the entry in dtype, bytes or layout get their
+ * own memory; the ordinal still advances. */
 static void test_mismatches_not_lent(void **state) {
   (void)state;
   _Alignas(64) float buf[8];
-  int64_t sizes32[2] = {3, 2}, st32[2] = {2, 1};
-  int64_t col[2] = {1, 2}; /* column-major */
+  int64_t k24[2] = {2, 4}, st24[2] = {4, 1};
+  int64_t st21[2] = {2, 1};    /* [2, 3] over 5 elements: overlapping */
+  int64_t st64[2] = {3, 1};
+  int64_t five = 5, unit = 1;  /* fewer bytes */
+  int64_t k32[2] = {3, 2}, col[2] = {1, 3}; /* the bytes, column-major */
   aotrun_shim_lend e[5] = {entry(0, buf), entry(1, buf), entry(2, buf),
                            entry(3, buf), entry(4, buf)};
   aotrun_shim_lend_begin(e, 5, NULL);
   AtenTensorHandle h[5] = {0};
-  ASSERT_OK(aoti_torch_empty_strided(2, sizes32, st32, F32, CPU, 0, &h[0]));
-  ASSERT_OK(aoti_torch_empty_strided(2, k23, st32 /*{2,1}*/, F32, CPU, 0,
-                                     &h[1]));
-  int64_t st64[2] = {3, 1};
+  ASSERT_OK(aoti_torch_empty_strided(2, k24, st24, F32, CPU, 0, &h[0]));
+  ASSERT_OK(aoti_torch_empty_strided(2, k23, st21, F32, CPU, 0, &h[1]));
   ASSERT_OK(aoti_torch_empty_strided(2, k23, st64, F64, CPU, 0, &h[2]));
-  int64_t six = 6, unit = 1; /* the same bytes as one dim */
-  ASSERT_OK(aoti_torch_empty_strided(1, &six, &unit, F32, CPU, 0, &h[3]));
-  int64_t k32[2] = {3, 2};
+  ASSERT_OK(aoti_torch_empty_strided(1, &five, &unit, F32, CPU, 0, &h[3]));
   ASSERT_OK(aoti_torch_empty_strided(2, k32, col, F32, CPU, 0, &h[4]));
   aotrun_shim_lend_end();
   for (int k = 0; k < 5; k++) {
     assert_int_equal(e[k].lent, 0);
     assert_ptr_not_equal(data_of(h[k]), buf);
     assert_int_equal(info_of(h[k]).seq, k);
+    aoti_torch_delete_tensor_object(h[k]);
+  }
+}
+
+/* The entry's bytes in another dense shape are lent: a wrapper allocates
+ * [1, 512] and returns it as the output [1, 1, 512] (reinterpret_tensor of
+ * a reused buffer). */
+static void test_same_bytes_in_another_shape_lent(void **state) {
+  (void)state;
+  _Alignas(64) float b0[6], b1[6], b2[6];
+  int64_t k32[2] = {3, 2}, st32[2] = {2, 1};
+  int64_t six = 6, unit = 1;
+  int64_t k1x6[3] = {1, 1, 6}, st1x6[3] = {99, 6, 1}; /* size-1 dims free */
+  aotrun_shim_lend e[3] = {entry(0, b0), entry(1, b1), entry(2, b2)};
+  aotrun_shim_lend_begin(e, 3, NULL);
+  AtenTensorHandle h[3] = {0};
+  ASSERT_OK(aoti_torch_empty_strided(2, k32, st32, F32, CPU, 0, &h[0]));
+  ASSERT_OK(aoti_torch_empty_strided(1, &six, &unit, F32, CPU, 0, &h[1]));
+  ASSERT_OK(aoti_torch_empty_strided(3, k1x6, st1x6, F32, CPU, 0, &h[2]));
+  aotrun_shim_lend_end();
+  void *want[3] = {b0, b1, b2};
+  for (int k = 0; k < 3; k++) {
+    assert_int_equal(e[k].lent, 1);
+    assert_ptr_equal(data_of(h[k]), want[k]);
+    aotrun_shim_alloc_info i = info_of(h[k]);
+    assert_true(i.lent && i.whole && i.sole);
     aoti_torch_delete_tensor_object(h[k]);
   }
 }
@@ -195,6 +220,7 @@ int main(void) {
       cmocka_unit_test(test_lends_matching_allocation),
       cmocka_unit_test(test_live_count_sees_a_kept_view),
       cmocka_unit_test(test_mismatches_not_lent),
+      cmocka_unit_test(test_same_bytes_in_another_shape_lent),
       cmocka_unit_test(test_entries_in_order),
       cmocka_unit_test(test_info_of_nothing),
   };
