@@ -229,6 +229,13 @@ part e2e && timeout $((e2e_left > 60 ? e2e_left : 60)) python3 testing/gpu/run_s
   --bench "${AOTRUN_GPU_BENCH-mlp,transformer,cnn,float64,counter,transformer_t2048_fused,transformer_t2048_math}" \
   > "$W/logs/run_suite.out" 2>&1 || suite_rc=$?
 cp "$W/run_suite.log" "$W/logs/" 2>/dev/null
+# The comparisons one per line, back in $OUT whatever happened after (a
+# suite cut by its budget still has them; results.json says complete).
+cp "$W/logs/run_suite.out" "$OUT/" 2>/dev/null
+if part e2e; then
+  echo "e2e lines: $(grep -cE ' ok abs ' "$W/logs/run_suite.out") ok, $(grep -c 'FAIL' "$W/logs/run_suite.out") FAIL"
+  grep 'FAIL' "$W/logs/run_suite.out" | head -n 30
+fi
 # 3b. The suite again with plain GEMMs through cuBLASLt (AOTRUN_GEMM_LT=1,
 # docs/cuda-backend.md "GEMMs"); opt-in: AOTRUN_GPU_PARTS=...,e2e,gemm_lt.
 # Its comparisons count like the first run's; bench AOTRUN_GPU_BENCH_LT.
@@ -284,9 +291,17 @@ fi
 
 python3 - "$OUT/results.json" "$W" "$unit_pass" "$unit_fail" > "$OUT/results.md" <<'PY'
 import json, sys
-res = json.load(open(sys.argv[1])); w = sys.argv[2]
+try:
+    res = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:  # the suite died before its first case
+    res = {"e2e": [], "checks": [], "bench": [], "export": {}, "complete": False,
+           "error": str(e)}
+w = sys.argv[2]
 print("# aotrun GPU check\n")
 print(open(w + "/logs/gpu.txt").read().strip().replace("\n", "  \n"), "\n")
+if not res.get("complete", True):
+    print("**The suite was cut short (AOTRUN_GPU_BUDGET or a crash): the "
+          "tables hold what ran before.** " + res.get("error", "") + "\n")
 print(f"GPU unit tests: {sys.argv[3]} passed, {sys.argv[4]} failed\n")
 print("## Export\n\n| case | status |\n| --- | --- |")
 for c, s in res["export"].items():
@@ -345,7 +360,11 @@ for pt2 in glob.glob(os.path.join(sys.argv[1], "*", "*.pt2")):
             if n.endswith(".wrapper.cpp"):
                 open(os.path.join(sys.argv[2], f"{case}-{os.path.basename(pt2)}.cpp"), "wb").write(z.read(n))
 PY
-tar czf "$OUT/logs.tgz" -C "$W" logs actual 2>/dev/null
+# Three archives, each well under the 16 MiB a returned file may have.
+tar czf "$OUT/logs.tgz" -C "$W" --exclude=logs/wrappers logs 2>/dev/null
+tar czf "$OUT/wrappers.tgz" -C "$W/logs" wrappers 2>/dev/null
+tar czf "$OUT/actual.tgz" -C "$W" actual 2>/dev/null
+[ "$(stat -c %s "$OUT/actual.tgz" 2>/dev/null || echo 0)" -gt 15000000 ] && rm -f "$OUT/actual.tgz"
 cp "$W/logs/bench_alloc.log" "$W/logs/bench_gemm.log" "$OUT/" 2>/dev/null
 cat "$OUT/results.md" | tail -n 45
 [ "$suite_rc" -eq 0 ] && [ "$unit_fail" -eq 0 ]

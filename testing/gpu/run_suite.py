@@ -342,7 +342,15 @@ def main():
     env = dict(os.environ, AOTRUN_LOG_LEVEL="info")
     summary = json.load(open(os.path.join(a.suite, "summary.json")))["cases"]
     results = {"e2e": [], "checks": [], "bench": [], "export": {},
-               "fallbacks": {}}
+               "fallbacks": {}, "complete": False}
+
+    def save():
+        """After each case and check: a run cut short by its budget still
+        leaves every comparison made so far ("complete": false)."""
+        tmp = a.results + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(tmp, a.results)
     for case, r in summary.items():
         results["export"][case] = r["status"] if r["status"] == "ok" else r["error"][:300]
         if r["status"] != "ok":
@@ -360,6 +368,7 @@ def main():
                       f"{'ok' if row['ok'] else 'FAIL'} "
                       f"abs {row.get('max_abs', '-')} {row.get('problems', '')}",
                       flush=True)
+        save()
     checks = [("replay", "mlp", ["--calls", "8"]),
               ("shape", "dyn4d", ["--reshape", "0:2,4,3,4"]),
               ("recapture", "dyn4d", ["--reshape", "0:2,4,3,4"]),
@@ -384,6 +393,7 @@ def main():
                       else "aotrun_gpu_check")
             c = gpu_check(a, env, mode, case, extra, log, binary)
             results["checks"].append(c)
+            save()
             print(f"gpu_check {mode} {case}: {'ok' if c['ok'] else 'FAIL'} "
                   f"{c['lines'][-3:]}", flush=True)
     if summary.get("mlp", {}).get("status") == "ok":
@@ -410,8 +420,8 @@ def main():
             row["eager_error"] = f"{type(e).__name__}: {e}"[:300]
         results["bench"].append(row)
         print("bench", row, flush=True)
-    with open(a.results, "w") as f:
-        json.dump(results, f, indent=1)
+    results["complete"] = True
+    save()
     bad = sum(not r["ok"] for r in results["e2e"]) + \
         sum(not c["ok"] for c in results["checks"])
     total = len(results["e2e"]) + len(results["checks"])
