@@ -63,10 +63,24 @@ static int init_failed(const aotrun_host_api *host, const cli_session *s,
   return cli_fail(cli_exit_for_status(st), "%s; %s", msg, why);
 }
 
+/* $AOTRUN_LOG_LEVEL reaches the backend too: a backend filters its own
+ * messages by its option log_level (the CUDA backend's default is info),
+ * so its debug lines would otherwise never reach the host's log. A backend
+ * without the option stays as it is; --option log_level=... (applied
+ * after) still wins. */
+static void forward_log_level(const aotrun_backend *backend, int32_t level) {
+  aotrun_option opt = {0};
+  opt.key = "log_level";
+  opt.type = AOTRUN_OPTION_STRING;
+  opt.string_value = aotrun_log_level_name(level);
+  (void)aotrun_backend_set_option(backend, &opt);
+}
+
 /* Reads the manifest through the named-data service (the same bytes the
- * backend gets as processed bytes) and opens the method on `backend`. */
+ * backend gets as processed bytes) and opens the method on `backend`;
+ * forward: the log level came from $AOTRUN_LOG_LEVEL. */
 static int open_method(const cli_options *opts, cli_session *s,
-                       int32_t log_level) {
+                       int32_t log_level, int forward) {
   const aotrun_host_api *host = aotrun_program_dir_host_api(s->dir);
   const void *data;
   size_t size;
@@ -99,6 +113,7 @@ static int open_method(const cli_options *opts, cli_session *s,
                            specs, num_specs, log_level};
     rc = cli_choose_backend(opts, s, &q);
   }
+  if (rc == CLI_EXIT_OK && forward) forward_log_level(s->backend, log_level);
   if (rc == CLI_EXIT_OK) rc = cli_apply_options(opts, s->backend);
   if (rc == CLI_EXIT_OK) {
     aotrun_status st = aotrun_host_method_open(
@@ -123,7 +138,7 @@ int cli_session_open(const cli_options *opts, cli_session *s) {
     if (env != NULL && aotrun_log_level_parse(env, &level) != AOTRUN_OK)
       fprintf(stderr, "aotrun: warning: %s\n", aotrun_host_last_error());
     aotrun_program_dir_set_log_level(s->dir, level);
-    rc = open_method(opts, s, level);
+    rc = open_method(opts, s, level, env != NULL);
   }
   if (rc != CLI_EXIT_OK) cli_session_close(s);
   return rc;

@@ -9,11 +9,13 @@
 # usage: test_cli_demo.sh AOTRUN CPU_REF.so CUDA.so SHIM.so \
 #          EXAMPLE/manifest.json EXAMPLE_CUDA/manifest.json MINIMAL.so \
 #          SCALE_PROGRAM/manifest.json FAKE_CUDA.so FAKE_CUDA_WRONG.so \
-#          FAKE_CUDA_NO_REPLAY.so FAKE_CUDART.so
+#          FAKE_CUDA_NO_REPLAY.so FAKE_CUDART.so LOGGED.so
+# (LOGGED: minimal_plugin_log_level, for $AOTRUN_LOG_LEVEL reaching a
+# backend's own option log_level.)
 set -u
 AOTRUN=$1 CPU_REF=$2 CUDA=$3 SHIM=$4 EX=$(dirname "$5") EXC=$(dirname "$6")
 MIN=$7 SCALE=$(dirname "$8") FAKE=$9 FAKE_WRONG=${10} FAKE_NO_REPLAY=${11}
-FAKE_RT=${12}
+FAKE_RT=${12} LOGGED=${13}
 TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/cli_demo.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM AOTRUN_EXAMPLE_PROGRAM_CUDA \
@@ -153,6 +155,24 @@ fake_demo "$FAKE" 0
 out=$(AOTRUN_LOG_LEVEL=debug AOTRUN_CUDART="$FAKE_RT" AOTRUN_EXAMPLE_PROGRAM="$SCALE" \
   AOTRUN_EXAMPLE_PROGRAM_CUDA="$SCALE" "$AOTRUN" demo --plugin "$MIN" --plugin "$FAKE" 2>&1)
 once "demo with the made-up cuda plugin (1,100 calls per part)"
+
+# ---- $AOTRUN_LOG_LEVEL reaches the backend's option log_level (its own
+# debug lines, e.g. the CUDA backend's first-call line, show); --option
+# log_level=... still wins.
+printf '\x93NUMPY\x01\x00\x76\x00{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (2,), }%*s\n' 60 '' > "$TMP/v.npy"
+head -c 8 /dev/zero >> "$TMP/v.npy"
+expect 0 env AOTRUN_LOG_LEVEL=debug "$AOTRUN" run "$SCALE" --plugin "$LOGGED" \
+  --input "$TMP/v.npy"
+has "[aotrun DEBUG] minimal: init, log level debug"
+once "run with the backend at debug level"
+expect 0 env AOTRUN_LOG_LEVEL=info "$AOTRUN" run "$SCALE" --plugin "$LOGGED" \
+  --input "$TMP/v.npy"
+checks=$((checks + 1))
+grep -q "minimal: init" <<<"$out" && fail "AOTRUN_LOG_LEVEL=info: a debug line: $out"
+expect 0 env AOTRUN_LOG_LEVEL=debug "$AOTRUN" run "$SCALE" --plugin "$LOGGED" \
+  --input "$TMP/v.npy" --option log_level=info
+checks=$((checks + 1))
+grep -q "minimal: init" <<<"$out" && fail "--option log_level=info lost: $out"
 
 echo "RESULT: $((checks - failures)) passed, $failures failed, $skipped skipped"
 [[ $failures -eq 0 ]]

@@ -16,6 +16,10 @@
  * "last_gpu_time_ns" (INT): a made-up time of the last call, 2000 + 100 *
  * (call % 5) ns, and -1 (unknown) for every 4th call or with timing off.
  *
+ * With -DMINIMAL_LOG_LEVEL (the _log_level variant) it has the CUDA
+ * backend's backend-wide STRING option "log_level" and its init logs
+ * "minimal: init, log level debug" at DEBUG when that level is "debug".
+ *
  * With -DMINIMAL_FAKE_CUDA (the _fake_cuda variants, named "cuda": `aotrun
  * demo`'s CUDA part on a CPU) it also takes kDLCUDA tensors (their memory is
  * host memory from testing/plugins/fake_cudart.c), the per-handle STRING
@@ -76,6 +80,9 @@ struct aotrun_method {
 static _Thread_local char g_error[ERROR_SIZE];
 /* Backend-wide option defaults (set them before creating handles). */
 static int64_t g_offset;
+#ifdef MINIMAL_LOG_LEVEL
+static int g_log_debug; /* backend-wide option log_level is "debug" */
+#endif
 static char g_label[LABEL_SIZE] = MINIMAL_NAME;
 
 /* Records an error for `m` (NULL: this thread) and returns the code. */
@@ -165,6 +172,10 @@ static aotrun_status init(const aotrun_host_api *host, const void *processed,
   if (m == NULL)
     return fail(NULL, AOTRUN_ERR_OUT_OF_MEMORY, "out of memory", "");
   m->factor = factor;
+#ifdef MINIMAL_LOG_LEVEL
+  if (g_log_debug && host != NULL && host->log != NULL)
+    host->log(host->ctx, AOTRUN_LOG_DEBUG, "minimal: init, log level debug");
+#endif
   m->offset = g_offset;
   memcpy(m->label, g_label, LABEL_SIZE);
   *out = m;
@@ -235,6 +246,16 @@ static void destroy(aotrun_method *m) {
 static aotrun_status set_option(aotrun_method *m, const aotrun_option *opt) {
   int64_t *offset = m ? &m->offset : &g_offset;
   char *label = m ? m->label : g_label;
+#ifdef MINIMAL_LOG_LEVEL
+  if (m == NULL && strcmp(opt->key, "log_level") == 0) {
+    if (opt->type != AOTRUN_OPTION_STRING || opt->string_value == NULL)
+      return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
+                  "option 'log_level' is STRING", "");
+    g_log_debug = strcmp(opt->string_value, "debug") == 0 ||
+                  strcmp(opt->string_value, "DEBUG") == 0;
+    return AOTRUN_OK;
+  }
+#endif
   if (strcmp(opt->key, "offset") == 0) {
     if (opt->type != AOTRUN_OPTION_INT)
       return fail(m, AOTRUN_ERR_INVALID_ARGUMENT, "option 'offset' is INT",
