@@ -39,17 +39,6 @@ void aotrun_shim_lend_end(void) {
   tls.live = NULL;
 }
 
-/* Row-major, size-1 dims free (the runner's rule for a plain copy). */
-static int row_major(int64_t ndim, const int64_t *sizes,
-                     const int64_t *strides) {
-  int64_t expect = 1;
-  for (int64_t d = ndim - 1; d >= 0; d--) {
-    if (sizes[d] != 1 && strides[d] != expect) return 0;
-    expect *= sizes[d];
-  }
-  return 1;
-}
-
 static size_t entry_bytes(const aotrun_shim_lend *e) {
   size_t n = aotrun_dtype_size(e->dtype);
   for (int32_t d = 0; d < e->ndim; d++) n *= (size_t)e->sizes[d];
@@ -69,7 +58,8 @@ static int matches(const aotrun_shim_lend *e, int32_t dtype,
       (device_type != AOTRUN_DEV_CPU && e->device_index != device_index) ||
       e->data == NULL)
     return 0;
-  return bytes == entry_bytes(e) && row_major(ndim, sizes, strides);
+  return bytes == entry_bytes(e) &&
+         aotrun_strides_contiguous(ndim, sizes, strides);
 }
 
 void aotrun_lend_next(int32_t dtype, int32_t device_type, int32_t device_index,
@@ -112,9 +102,8 @@ void aotrun_shim_tensor_alloc_info(AtenTensorHandle h,
   out->lent = s->kind == AOTRUN_MEM_LENT;
   out->sole = atomic_load(&((aotrun_tensor_impl *)t)->refcount) == 1 &&
               atomic_load(&s->refcount) == 1;
-  size_t numel = 1;
-  for (int64_t d = 0; d < t->ndim; d++) numel *= (size_t)t->sizes[d];
+  int64_t numel = aotrun_tensor_numel(t);
   out->whole = t->storage_offset == 0 && numel > 0 &&
-               row_major(t->ndim, t->sizes, t->strides) &&
-               numel * aotrun_dtype_size(t->dtype) == s->nbytes;
+               aotrun_tensor_is_contiguous(t) &&
+               (size_t)numel * aotrun_dtype_size(t->dtype) == s->nbytes;
 }

@@ -149,14 +149,19 @@ void *aotrun_tensor_data(const aotrun_tensor_impl *t) {
          t->storage_offset * (int64_t)aotrun_dtype_size(t->dtype);
 }
 
-int aotrun_tensor_is_contiguous(const aotrun_tensor_impl *t) {
+int aotrun_strides_contiguous(int64_t ndim, const int64_t *sizes,
+                              const int64_t *strides) {
   int64_t expected = 1;
-  for (int64_t d = t->ndim - 1; d >= 0; d--) {
-    if (t->sizes[d] == 0) return 1;
-    if (t->sizes[d] != 1 && t->strides[d] != expected) return 0;
-    expected *= t->sizes[d];
+  for (int64_t d = ndim - 1; d >= 0; d--) {
+    if (sizes[d] == 0) return 1;
+    if (sizes[d] != 1 && strides[d] != expected) return 0;
+    expected *= sizes[d];
   }
   return 1;
+}
+
+int aotrun_tensor_is_contiguous(const aotrun_tensor_impl *t) {
+  return aotrun_strides_contiguous(t->ndim, t->sizes, t->strides);
 }
 
 int aotrun_tensor_is_dense(const aotrun_tensor_impl *t) {

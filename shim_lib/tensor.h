@@ -74,7 +74,10 @@ int64_t aotrun_tensor_numel(const aotrun_tensor_impl *t);
 int64_t aotrun_tensor_span(const aotrun_tensor_impl *t);
 /* Address of element 0 (NULL when the storage has no memory). */
 void *aotrun_tensor_data(const aotrun_tensor_impl *t);
-/* Row-major contiguous (size-1 dims' strides do not matter). */
+/* Row-major contiguous (size-1 dims' strides do not matter; any size-0
+ * dim: yes); the first also for a request before its tensor exists. */
+int aotrun_strides_contiguous(int64_t ndim, const int64_t *sizes,
+                              const int64_t *strides);
 int aotrun_tensor_is_contiguous(const aotrun_tensor_impl *t);
 /* No gaps and no overlap: the span holds exactly numel elements. */
 int aotrun_tensor_is_dense(const aotrun_tensor_impl *t);

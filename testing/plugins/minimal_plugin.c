@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef MINIMAL_ABI_1_0_HEADER /* built against the header as released in 1.0 */
 #include "testing/plugins/abi_1_0/aotrun_plugin_1_0.h"
@@ -251,8 +252,7 @@ static aotrun_status set_option(aotrun_method *m, const aotrun_option *opt) {
     if (opt->type != AOTRUN_OPTION_STRING || opt->string_value == NULL)
       return fail(m, AOTRUN_ERR_INVALID_ARGUMENT,
                   "option 'log_level' is STRING", "");
-    g_log_debug = strcmp(opt->string_value, "debug") == 0 ||
-                  strcmp(opt->string_value, "DEBUG") == 0;
+    g_log_debug = strcasecmp(opt->string_value, "debug") == 0;
     return AOTRUN_OK;
   }
 #endif
