@@ -46,7 +46,8 @@
 typedef struct aotrun_program_symbol {
   char *name;
   int64_t min;
-  int64_t max; /* AOTRUN_PROGRAM_NO_MAX when unbounded */
+  int64_t max;  /* AOTRUN_PROGRAM_NO_MAX when unbounded */
+  int64_t hint; /* the export example's value, in [min, max]; -1 if absent */
 } aotrun_program_symbol;
 
 /* An input dim's size as scale * symbol + offset, over one entry of the

@@ -14,7 +14,22 @@
 
 #define fail aotrun_manifest_fail
 
-/* ---- "symbols": {"s0": {"min": 1, "max": 1024}, ...} ---- */
+/* ---- "symbols": {"s0": {"min": 1, "max": 1024, "hint": 4}, ...} ---- */
+
+/* The optional "hint": the export example's value, inside the range. */
+static aotrun_status parse_hint(aotrun_manifest_ctx *ctx, const cJSON *json,
+                                aotrun_program_symbol *sym) {
+  sym->hint = -1;
+  const cJSON *hint = cJSON_GetObjectItemCaseSensitive(json, "hint");
+  if (hint == NULL || cJSON_IsNull(hint)) return AOTRUN_OK;
+  char label[160];
+  snprintf(label, sizeof label, "symbols.%.100s.hint", sym->name);
+  aotrun_status s = aotrun_manifest_int(ctx, hint, label, sym->min, &sym->hint);
+  if (s == AOTRUN_OK && sym->hint > sym->max)
+    return fail(ctx, "field '%s' is %lld, above the symbol's max %lld", label,
+                (long long)sym->hint, (long long)sym->max);
+  return s;
+}
 
 static aotrun_status parse_symbol(aotrun_manifest_ctx *ctx, const cJSON *json,
                                   aotrun_program_symbol *sym) {
@@ -34,9 +49,12 @@ static aotrun_status parse_symbol(aotrun_manifest_ctx *ctx, const cJSON *json,
   if (s != AOTRUN_OK) return s;
   sym->max = AOTRUN_PROGRAM_NO_MAX;
   const cJSON *max = cJSON_GetObjectItemCaseSensitive(json, "max");
-  if (max == NULL || cJSON_IsNull(max)) return AOTRUN_OK; /* unbounded */
-  snprintf(label, sizeof label, "symbols.%.100s.max", sym->name);
-  return aotrun_manifest_int(ctx, max, label, sym->min, &sym->max);
+  if (max != NULL && !cJSON_IsNull(max)) { /* absent or null: unbounded */
+    snprintf(label, sizeof label, "symbols.%.100s.max", sym->name);
+    s = aotrun_manifest_int(ctx, max, label, sym->min, &sym->max);
+    if (s != AOTRUN_OK) return s;
+  }
+  return parse_hint(ctx, json, sym);
 }
 
 static aotrun_status parse_symbols(aotrun_manifest_ctx *ctx,

@@ -51,7 +51,8 @@
  *        imports (cuBLAS/cuBLASLt, cuDNN, the allocator's pool; default 1;
  *        docs/cuda-backend.md); read on a method
  *   warm_up_run                    BOOL    backend-wide  init also runs
- *        the method once on zeroed inputs of its smallest declared shapes,
+ *        the method once on zeroed inputs of the export example's shapes
+ *        (each symbol's "hint"; without one its smallest declared value),
  *        so the model's own lazy work (kernel modules, per-shape library
  *        kernels) is not the first call's; only for methods whose manifest
  *        says they write no buffer and that import no random or assert op

@@ -1,6 +1,7 @@
 /*
  * cuda_warm_up_run.h: option warm_up_run, one run of a method at init on
- * zeroed device inputs of its smallest declared shapes, so the model's own
+ * zeroed device inputs of the export example's shapes (else the smallest
+ * declared; warm_up_run_plan.h), so the model's own
  * lazy work (each Triton kernel's module loaded at its first launch,
  * cuBLAS kernels per shape) is not its first call's; then one copy of
  * each kind a call makes (device to device, to and from the host). When

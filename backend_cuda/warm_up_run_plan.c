@@ -77,9 +77,12 @@ int aotrun_warm_up_run_refused(const void *manifest, size_t size,
   return r;
 }
 
-/* The symbol's value for the run: its smallest in range, at least 1 (a
+/* The symbol's value for the run: the export example's (its "hint": the
+ * size callers most likely use, and cuBLAS picks kernels, loaded lazily at
+ * their first launch, by size), else its smallest in range, at least 1 (a
  * dim of 0 launches no kernel) unless the range allows no such value. */
 static int64_t run_value(const aotrun_program_symbol *s) {
+  if (s->hint >= 1) return s->hint;
   if (s->min >= 1) return s->min;
   return s->max >= 1 ? 1 : s->min;
 }

@@ -27,7 +27,8 @@ int aotrun_warm_up_run_refused(const void *manifest, size_t size,
                                size_t why_size);
 
 /* Input i's shape for the run in shapes[i][0..ndim): static dims as
- * declared, each symbolic dim scale * v + offset with v its symbol's
+ * declared, each symbolic dim scale * v + offset with v its symbol's hint
+ * (the export example's value) when it has one of at least 1, else its
  * smallest value that is at least 1 and inside the symbol's range (so
  * relations between inputs hold). 0 and the reason in why when an input
  * has a symbolic dim without a declared range, or more than max_inputs

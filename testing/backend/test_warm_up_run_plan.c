@@ -142,6 +142,34 @@ static void test_shapes_smallest_in_range(void **state) {
   aotrun_program_destroy(p);
 }
 
+/* A symbol's hint (the export example's value) wins over its min. */
+static void test_shapes_at_the_hint(void **state) {
+  (void)state;
+  static const char json[] =
+      "{\"format\": \"aotrun-program\", \"format_version\": 1,"
+      " \"methods\": {\"forward\": {\"library\": \"forward.so\","
+      "  \"symbols\": {\"b\": {\"min\": 1, \"max\": 1024, \"hint\": 4},"
+      "               \"t\": {\"min\": 0, \"max\": 8, \"hint\": 0}},"
+      "  \"inputs\": ["
+      "   {\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [\"b\", 16]},"
+      "   {\"name\": \"y\", \"dtype\": \"float32\", \"shape\": [\"2*b + 1\"],"
+      "    \"dims\": [{\"symbol\": \"b\", \"scale\": 2, \"offset\": 1}]},"
+      "   {\"name\": \"z\", \"dtype\": \"int64\", \"shape\": [\"t\"]}],"
+      "  \"outputs\": [{\"name\": \"o\", \"dtype\": \"float32\","
+      "                 \"shape\": [\"b\", 16]}]}}}";
+  aotrun_program *p = NULL;
+  const aotrun_program_method *m = forward(json, &p);
+  int64_t shapes[3][AOTRUN_PROGRAM_MAX_DIMS];
+  char why[300];
+  assert_int_equal(aotrun_warm_up_run_shapes(m, shapes, 3, why, sizeof why),
+                   1);
+  assert_int_equal(shapes[0][0], 4);
+  assert_int_equal(shapes[0][1], 16);
+  assert_int_equal(shapes[1][0], 9); /* the relation at the hint */
+  assert_int_equal(shapes[2][0], 1); /* a hint of 0 runs nothing: 1 */
+  aotrun_program_destroy(p);
+}
+
 static void test_shapes_refuse_a_dim_without_range(void **state) {
   (void)state;
   static const char json[] =
@@ -166,6 +194,7 @@ int main(void) {
       cmocka_unit_test(test_runnable_method),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_shapes_smallest_in_range),
+      cmocka_unit_test(test_shapes_at_the_hint),
       cmocka_unit_test(test_shapes_refuse_a_dim_without_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

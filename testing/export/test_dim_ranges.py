@@ -22,7 +22,8 @@ def test_ranges_and_relations(torch):
     symbols = method_dims(ep, inputs, notes)
     assert notes == []
     (sym,) = symbols
-    assert symbols[sym] == {"min": 1, "max": 1024}
+    # hint: the example's size (x has 4 rows), for the warm-up run.
+    assert symbols[sym] == {"min": 1, "max": 1024, "hint": 4}
     assert inputs[0]["dims"] == [{"symbol": sym, "scale": 1, "offset": 0},
                                  None]
     assert inputs[1]["dims"] == [{"symbol": sym, "scale": 2, "offset": 0},
@@ -41,6 +42,7 @@ def test_unbounded_and_static(torch):
     symbols = method_dims(ep, inputs, [])
     (sym,) = symbols
     assert "max" not in symbols[sym]          # no finite upper bound
+    assert symbols[sym]["hint"] == 4
     assert symbols[sym]["min"] >= 0
     assert "dims" not in inputs[1] and "dims" not in inputs[2]
 

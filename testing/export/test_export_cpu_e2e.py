@@ -260,7 +260,7 @@ def test_dynamic_dim_ranges_in_the_manifest(tmp_path):
         log=lambda s: None)
     fw = manifest["methods"]["forward"]
     (sym,) = fw["symbols"]
-    assert fw["symbols"][sym] == {"min": 1, "max": 64}
+    assert fw["symbols"][sym] == {"min": 1, "max": 64, "hint": 4}
     assert fw["inputs"][0]["dims"] == [
         {"symbol": sym, "scale": 1, "offset": 0}, None]
     assert fw["inputs"][1]["dims"] == [

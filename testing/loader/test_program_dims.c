@@ -22,7 +22,7 @@
 static const char kManifest[] =
     "{\"format\": \"aotrun-program\", \"format_version\": 1,"
     " \"methods\": {\"forward\": {\"library\": \"forward.so\","
-    "  \"symbols\": {\"s0\": {\"min\": 1, \"max\": 1024},"
+    "  \"symbols\": {\"s0\": {\"min\": 1, \"max\": 1024, \"hint\": 4},"
     "               \"s1\": {\"min\": 2, \"max\": null}},"
     "  \"inputs\": ["
     "   {\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [\"s0\", 4]},"
@@ -64,9 +64,11 @@ static void test_valid_ranges(void **state) {
   assert_string_equal(m->symbols[0].name, "s0");
   assert_int_equal(m->symbols[0].min, 1);
   assert_int_equal(m->symbols[0].max, 1024);
+  assert_int_equal(m->symbols[0].hint, 4);
   assert_string_equal(m->symbols[1].name, "s1");
   assert_int_equal(m->symbols[1].min, 2);
   assert_true(m->symbols[1].max == AOTRUN_PROGRAM_NO_MAX);
+  assert_int_equal(m->symbols[1].hint, -1); /* none given */
   /* x's "s0" is the symbol itself (no "dims" needed). */
   assert_int_equal(m->inputs[0].exprs[0].symbol, 0);
   assert_int_equal(m->inputs[0].exprs[0].scale, 1);
@@ -137,6 +139,12 @@ static void test_bad_symbols(void **state) {
          "{\"min\": 1, \"max\": 1e300}",
          "field 'symbols.s0.max' is 1.0000000000000001e+300, larger than "
          "2^53");
+  EXPECT("methods.forward.symbols.s0", "{\"min\": 2, \"max\": 8, \"hint\": 1}",
+         "field 'symbols.s0.hint' is 1, must be at least 2");
+  EXPECT("methods.forward.symbols.s0", "{\"min\": 2, \"max\": 8, \"hint\": 9}",
+         "field 'symbols.s0.hint' is 9, above the symbol's max 8");
+  EXPECT("methods.forward.symbols.s0", "{\"min\": 2, \"hint\": \"4\"}",
+         "field 'symbols.s0.hint' must be an integer, found string '4'");
 #undef EXPECT
 }
 

@@ -102,11 +102,34 @@ def _symbolic_dims(ep) -> List[Tuple[str, list]]:
     return out
 
 
+def _hints(ep) -> Dict[str, int]:
+    """symbol name -> its value in the export's example inputs (torch's
+    shape environment), where torch kept one."""
+    for node in ep.graph.nodes:
+        val = node.meta.get("val") if node.op == "placeholder" else None
+        for size in getattr(val, "shape", ()):
+            env = getattr(getattr(size, "node", None), "shape_env", None)
+            if env is None:
+                continue
+            out = {}
+            vals = getattr(env, "backed_var_to_val", None)
+            if vals is None:   # torch before backed_var_to_val
+                vals = getattr(env, "var_to_val", {})
+            for sym, v in vals.items():
+                n = _bound(v)
+                if n is not None:
+                    out[str(sym)] = n
+            return out
+    return {}
+
+
 def method_dims(ep, inputs: List[dict], notes: List[str]) -> Dict[str, dict]:
     """Adds "dims" to each input of `inputs` (io_specs' list, same order)
     that has a recorded symbolic dim; returns the method's "symbols"
-    ({} when none)."""
+    ({} when none), each with its example value ("hint", the size the
+    runtime's warm-up run uses) where it lies in the range."""
     ranges = _ranges(ep)
+    hints = _hints(ep)
     symbols: Dict[str, Tuple[int, Optional[int]]] = {}
     for spec, (name, exprs) in zip(inputs, _symbolic_dims(ep)):
         dims = [None if e is None else
@@ -118,4 +141,7 @@ def method_dims(ep, inputs: List[dict], notes: List[str]) -> Dict[str, dict]:
     for name in sorted(symbols):
         lo, hi = symbols[name]
         out[name] = {"min": lo} if hi is None else {"min": lo, "max": hi}
+        hint = hints.get(name)
+        if hint is not None and lo <= hint and (hi is None or hint <= hi):
+            out[name]["hint"] = hint
     return out
