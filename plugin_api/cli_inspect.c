@@ -251,10 +251,13 @@ static void print_ranges(const manifest_method *me) {
     printf("    symbol ");
     cli_put_escaped(stdout, me->symbols[k].name);
     if (me->symbols[k].max < 0)
-      printf(" in [%lld, inf]\n", (long long)me->symbols[k].min);
+      printf(" in [%lld, inf]", (long long)me->symbols[k].min);
     else
-      printf(" in [%lld, %lld]\n", (long long)me->symbols[k].min,
+      printf(" in [%lld, %lld]", (long long)me->symbols[k].min,
              (long long)me->symbols[k].max);
+    if (me->symbols[k].hint >= 0)
+      printf(", exported at %lld", (long long)me->symbols[k].hint);
+    putchar('\n');
   }
   for (size_t k = 0; k < me->num_inputs; k++) {
     const manifest_io *io = &me->inputs[k];
@@ -439,6 +442,8 @@ static cJSON *json_method(const manifest_method *me, const method_imports *mi,
       cJSON_AddNullToObject(r, "max");
     else
       cJSON_AddNumberToObject(r, "max", (double)me->symbols[k].max);
+    if (me->symbols[k].hint >= 0)
+      cJSON_AddNumberToObject(r, "hint", (double)me->symbols[k].hint);
   }
   cJSON *consts = cJSON_AddArrayToObject(o, "constants");
   double total = 0;

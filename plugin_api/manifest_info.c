@@ -85,7 +85,8 @@ static aotrun_status parse_io_list(const char *name, const cJSON *m,
   return AOTRUN_OK;
 }
 
-/* "symbols": {"s0": {"min": 1, "max": 1024}} (validated by the loader). */
+/* "symbols": {"s0": {"min": 1, "max": 1024, "hint": 4}} (validated by the
+ * loader). */
 static aotrun_status parse_symbols(const cJSON *m, manifest_method *out) {
   const cJSON *list = cJSON_GetObjectItemCaseSensitive(m, "symbols");
   if (!cJSON_IsObject(list)) return AOTRUN_OK;
@@ -100,6 +101,8 @@ static aotrun_status parse_symbols(const cJSON *m, manifest_method *out) {
     out->symbols[i].name = e->string ? e->string : "";
     out->symbols[i].min = is_int(min) ? (int64_t)min->valuedouble : 0;
     out->symbols[i].max = is_int(max) ? (int64_t)max->valuedouble : -1;
+    const cJSON *hint = cJSON_GetObjectItemCaseSensitive(e, "hint");
+    out->symbols[i].hint = is_int(hint) ? (int64_t)hint->valuedouble : -1;
   }
   return AOTRUN_OK;
 }

@@ -27,7 +27,8 @@ typedef struct manifest_dim {
 typedef struct manifest_symbol {
   const char *name;
   int64_t min;
-  int64_t max; /* -1: no upper bound */
+  int64_t max;  /* -1: no upper bound */
+  int64_t hint; /* the export example's value; -1: none */
 } manifest_symbol;
 
 typedef struct manifest_io {

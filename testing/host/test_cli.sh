@@ -266,10 +266,11 @@ expect 3 "input 0 ('x'): field 'dtype' is 'float33', not a known dtype" \
   "$AOTRUN" inspect "$TMP/baddtype"
 # inspect prints dynamic-dim ranges and relations (docs/program-format.md).
 mkdir "$TMP/ranges"
-sed 's/"inputs": \[{"name": "x", "dtype": "float32", "shape": \["n"\]}\],/"symbols": {"n": {"min": 1, "max": 64}, "m": {"min": 2}}, "inputs": [{"name": "x", "dtype": "float32", "shape": ["n"]}, {"name": "y", "dtype": "float32", "shape": ["2*m + 1"], "dims": [{"symbol": "m", "scale": 2, "offset": 1}]}],/' \
+sed 's/"inputs": \[{"name": "x", "dtype": "float32", "shape": \["n"\]}\],/"symbols": {"n": {"min": 1, "max": 64, "hint": 4}, "m": {"min": 2}}, "inputs": [{"name": "x", "dtype": "float32", "shape": ["n"]}, {"name": "y", "dtype": "float32", "shape": ["2*m + 1"], "dims": [{"symbol": "m", "scale": 2, "offset": 1}]}],/' \
   "$PROGRAM/manifest.json" > "$TMP/ranges/manifest.json"
-expect 0 "    symbol n in [1, 64]" "$AOTRUN" inspect "$TMP/ranges"
+expect 0 "    symbol n in [1, 64], exported at 4" "$AOTRUN" inspect "$TMP/ranges"
 expect 0 "    symbol m in [2, inf]" "$AOTRUN" inspect "$TMP/ranges"
+expect 0 '"hint":	4' "$AOTRUN" inspect "$TMP/ranges" --json
 expect 0 "    input 1 y dim 0 = 2*m + 1" "$AOTRUN" inspect "$TMP/ranges"
 # Control bytes from a manifest are escaped, never sent raw.
 mkdir "$TMP/ctrl"
