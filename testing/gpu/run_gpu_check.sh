@@ -265,7 +265,9 @@ fi
 # synccheck); opt-in: AOTRUN_GPU_PARTS=...,sanitize (AOTRUN_GPU_SANITIZE
 # picks the cases, AOTRUN_GPU_SANITIZE_TOOLS the tools, e.g. initcheck,
 # AOTRUN_GPU_SANITIZE_TIMEOUT one run's limit in seconds, default 240,
-# AOTRUN_GPU_SANITIZE_MODES nograph, graph or both, the default).
+# AOTRUN_GPU_SANITIZE_MODES nograph, graph or both, the default;
+# AOTRUN_GPU_SANITIZE_LEAN=1: sanitize.py --lean, the fewest calls that
+# run every path, for the T=2048 programs).
 # Counted with the unit tests.
 if part sanitize; then
 # AOTRUN_GPU_BUDGET (default 560 s from the script's start) bounds it: runs
@@ -276,6 +278,7 @@ timeout $((left > 30 ? left + 30 : 60)) python3 testing/gpu/sanitize.py "$W/suit
   ${AOTRUN_GPU_SANITIZE_TOOLS:+--tools "$AOTRUN_GPU_SANITIZE_TOOLS"} \
   ${AOTRUN_GPU_SANITIZE_TIMEOUT:+--timeout "$AOTRUN_GPU_SANITIZE_TIMEOUT"} \
   ${AOTRUN_GPU_SANITIZE_MODES:+--modes "$AOTRUN_GPU_SANITIZE_MODES"} \
+  ${AOTRUN_GPU_SANITIZE_LEAN:+--lean} \
   --deadline $((left > 30 ? left - 20 : 10)) \
   > "$W/logs/sanitize.out" 2>&1
 cp "$W/sanitize.log" "$W/logs/" 2>/dev/null

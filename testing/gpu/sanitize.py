@@ -63,7 +63,10 @@ def run_one(a, cs, tool, case, mode, log, timeout):
     minfo = info["methods"][method]
     out = os.path.join(a.work, "sanitize", tool, mode, case)
     os.makedirs(out, exist_ok=True)
-    calls = 2 if mode == "nograph" else 5  # graphs: warm-up, capture, replay
+    # graphs: 3 warm-up calls (AOTRUN_GRAPH_WARMUP_CALLS), capture, replay
+    calls = 2 if mode == "nograph" else 5
+    if a.lean and mode == "nograph":
+        calls = 1
     cmd = [cs] + TOOLS[tool] + ["--error-exitcode", "99",
                                 "--print-limit", "20",
                                 os.path.join(a.bin, "aotrun"), "run", prog,
@@ -76,6 +79,8 @@ def run_one(a, cs, tool, case, mode, log, timeout):
         cmd += ["--output-format", "safetensors"]
     if mode == "graph":
         cmd += ["--option", f"enable_cuda_graph_for_method={method}"]
+    if a.lean:  # the init's warm-up run repeats the call's kernels
+        cmd += ["--option", "warm_up_run=false"]
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
@@ -218,6 +223,10 @@ def main():
                     help="nograph, graph or both (default both)")
     ap.add_argument("--results", default=None)
     ap.add_argument("--deadline", type=float, default=None)
+    ap.add_argument("--lean", action="store_true",
+                    help="for programs too big for a call's 10 minutes under "
+                    "initcheck: 1 call without graphs (graphs: still 5, "
+                    "the fewest that replay), no warm-up run at init")
     ap.add_argument("--eager", default=None,
                     help="instead: run this case's eager forward under --eager-tool")
     ap.add_argument("--eager-tool", default="racecheck")
