@@ -278,6 +278,14 @@ static aotrun_status check_config(const aotrun_method_runner_config *c,
   return AOTRUN_OK;
 }
 
+static aotrun_status new_placement(aotrun_method_runner *r,
+                                   aotrun_error *err) {
+  return aotrun_output_placement_new(
+      r->num_io[AOTRUN_IO_OUTPUT], r->device, r->method,
+      r->host != NULL ? r->host->log : NULL,
+      r->host != NULL ? r->host->ctx : NULL, &r->placement, err);
+}
+
 static aotrun_status create_steps(aotrun_method_runner *r,
                                   const aotrun_method_runner_config *c,
                                   aotrun_error *err) {
@@ -292,11 +300,8 @@ static aotrun_status create_steps(aotrun_method_runner *r,
   if (st == AOTRUN_OK) st = make_cache(r, c->weight_cache, &cache, err);
   r->cache = cache;
   if (st == AOTRUN_OK) st = bind_weights(r, cache, err);
-  if (st == AOTRUN_OK)
-    st = aotrun_output_placement_new(
-        r->num_io[AOTRUN_IO_OUTPUT], r->device, r->method,
-        r->host != NULL ? r->host->log : NULL,
-        r->host != NULL ? r->host->ctx : NULL, &r->placement, err);
+  if (st == AOTRUN_OK && aotrun_output_placement_wanted())
+    st = new_placement(r, err);
   return st;
 }
 
@@ -349,6 +354,19 @@ size_t aotrun_method_runner_placed_outputs(const aotrun_method_runner *r) {
 
 int aotrun_method_runner_places_outputs(const aotrun_method_runner *r) {
   return r != NULL && aotrun_output_placement_enabled(r->placement);
+}
+
+aotrun_status aotrun_method_runner_set_output_placement(
+    aotrun_method_runner *r, int on, aotrun_error *err) {
+  if (r == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
+                            "output placement: runner is NULL");
+  if (on && aotrun_output_placement_enabled(r->placement)) return AOTRUN_OK;
+  /* Off, or on again after a call turned it off: a fresh state, which
+   * learns the outputs' allocations anew. */
+  aotrun_output_placement_free(r->placement);
+  r->placement = NULL;
+  return on ? new_placement(r, err) : AOTRUN_OK;
 }
 
 size_t aotrun_method_runner_weight_copies(const aotrun_method_runner *r) {

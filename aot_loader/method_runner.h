@@ -105,6 +105,10 @@ void aotrun_method_runner_destroy(aotrun_method_runner *runner);
  * (aot_loader/output_placement.h), and whether that may still happen. */
 size_t aotrun_method_runner_placed_outputs(const aotrun_method_runner *runner);
 int aotrun_method_runner_places_outputs(const aotrun_method_runner *runner);
+/* Turns placement on (learning anew from the next call) or off, between
+ * calls. Fails only for a NULL runner or out of memory. */
+aotrun_status aotrun_method_runner_set_output_placement(
+    aotrun_method_runner *runner, int on, aotrun_error *err);
 
 const char *aotrun_method_runner_method(const aotrun_method_runner *runner);
 /* Device copies held by the runner's weight cache (shared by the methods of

@@ -55,11 +55,7 @@ aotrun_status aotrun_output_placement_new(size_t num_outputs, DLDevice device,
                                           aotrun_output_placement **out,
                                           aotrun_error *err) {
   *out = NULL;
-  const char *env = getenv("AOTRUN_OUTPUT_PLACEMENT");
-  int on = env != NULL && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)
-               ? env[0] == '1'
-               : AOTRUN_OUTPUT_PLACEMENT_DEFAULT;
-  if (num_outputs == 0 || !on) return AOTRUN_OK;
+  if (num_outputs == 0) return AOTRUN_OK;
   aotrun_output_placement *p = calloc(1, sizeof *p);
   size_t m = strlen(method) + 1;
   if (p != NULL) {

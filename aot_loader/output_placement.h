@@ -20,9 +20,10 @@
  * changed) gets every output that sits in lent memory but not as its own
  * output cloned before the copies, so its results stay right, and turns
  * placement off for the method with a warning; so does a lent buffer still
- * referenced after the call's tensors are gone. AOTRUN_OUTPUT_PLACEMENT=1
- * or 0 in the environment at create turns it on or off; without it,
- * AOTRUN_OUTPUT_PLACEMENT_DEFAULT decides (benchmarks compare both).
+ * referenced after the call's tensors are gone. Whether a runner places
+ * at all: its backend's option output_placement where set, else
+ * AOTRUN_OUTPUT_PLACEMENT=1 or 0 in the environment at create, else
+ * AOTRUN_OUTPUT_PLACEMENT_DEFAULT (aotrun_output_placement_wanted).
  *
  * Calls on one runner are serialised (plugin-abi.md), so is this state.
  */
@@ -34,6 +35,7 @@
 #include <dlpack/dlpack.h>
 
 #include "aot_loader/aotrun_error.h"
+#include "aot_loader/placement_setting.h"
 #include "shim_lib/aotrun_shim.h"
 
 /* The larger of what generated code assumes of its buffers: 16 bytes on
@@ -41,17 +43,13 @@
  * allocator). */
 #define AOTRUN_PLACEMENT_ALIGN 64
 
-/* Off until the GPU suite has run with it (written 2026-12-06 while no
- * device could be started; docs/gpu-results.md). */
-#define AOTRUN_OUTPUT_PLACEMENT_DEFAULT 0
-
 typedef struct aotrun_output_placement aotrun_output_placement;
 
 typedef void (*aotrun_placement_log)(void *ctx, int32_t level,
                                      const char *message);
 
-/* *out NULL (nothing ever placed) for 0 outputs or when the environment
- * turns placement off. method names the method in the warnings. */
+/* *out NULL (nothing ever placed) for 0 outputs. method names the method
+ * in the warnings. */
 aotrun_status aotrun_output_placement_new(size_t num_outputs, DLDevice device,
                                           const char *method,
                                           aotrun_placement_log log,

@@ -198,6 +198,9 @@ static aotrun_status create_on_device(const aotrun_host_api *host,
   void *slot = NULL;
   if (st == AOTRUN_OK) (void)aotrun_shim_device_error_slot(device, &slot);
   if (st == AOTRUN_OK) st = make_runner(m, manifest, size, method, err);
+  if (st == AOTRUN_OK && m->opts.output_placement >= 0) /* set backend-wide */
+    st = aotrun_method_runner_set_output_placement(
+        m->runner, m->opts.output_placement, err);
   if (st == AOTRUN_OK) st = make_graph_state(m, err);
   if (st == AOTRUN_OK) warm_up(m, manifest, size, method);
   if (st == AOTRUN_OK) warm_up_run(m, manifest, size, method);
@@ -372,6 +375,12 @@ static aotrun_status set_option_on_device(aotrun_method *m,
         aotrun_graph_state_set_output_nodes(m->graph,
                                             m->opts.graph_output_nodes);
       return st;
+    case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
+      st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+      return st == AOTRUN_OK ? aotrun_method_runner_set_output_placement(
+                                   m->runner, m->opts.output_placement,
+                                   &m->err)
+                             : st;
     case AOTRUN_CUDA_OPT_GRAPH_METHODS:
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
       if (st == AOTRUN_OK)
@@ -424,6 +433,13 @@ aotrun_status aotrun_cuda_method_get_option(aotrun_method *m, const char *key,
       out->bool_value = m->timing.enabled;
     else
       out->int_value = m->timing.last_ns;
+    return AOTRUN_OK;
+  }
+  if (id == AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT) { /* what it does now */
+    memset(out, 0, sizeof *out);
+    out->key = aotrun_cuda_option_key(id);
+    out->type = AOTRUN_OPTION_BOOL;
+    out->bool_value = aotrun_method_runner_places_outputs(m->runner);
     return AOTRUN_OK;
   }
   if (id == AOTRUN_CUDA_OPT_WEIGHT_COPIES) {

@@ -1,6 +1,8 @@
 /* cuda_options.c: the CUDA backend's option table (see cuda_options.h). */
 #include "backend_cuda/cuda_options.h"
 
+#include "aot_loader/placement_setting.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -56,6 +58,9 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
     [AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES] = {"cuda_graph_output_nodes",
                                             AOTRUN_OPTION_BOOL, WHERE_BOTH,
                                             WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT] = {"output_placement",
+                                          AOTRUN_OPTION_BOOL, WHERE_BOTH,
+                                          WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -74,6 +79,7 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
   /* Off until the GPU suite has run with it on (written 2026-12-06; no
    * device could be started since, docs/gpu-results.md). */
   o->graph_output_nodes = 0;
+  o->output_placement = -1;
 }
 
 const char *aotrun_cuda_option_key(aotrun_cuda_option_id id) {
@@ -137,7 +143,8 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "last_gpu_time_ns, cuda_graph_shapes, "
                           "cuda_graph_bytes, library_temp_file, "
                           "load_report, warm_up, warm_up_run, "
-                          "cuda_graph_input_nodes, cuda_graph_output_nodes)",
+                          "cuda_graph_input_nodes, cuda_graph_output_nodes, "
+                          "output_placement)",
                           key);
 }
 
@@ -247,6 +254,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES:
       o->graph_output_nodes = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
+      o->output_placement = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -294,6 +304,11 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES:
       out->bool_value = o->graph_output_nodes;
+      break;
+    case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
+      out->bool_value = o->output_placement >= 0
+                            ? o->output_placement
+                            : aotrun_output_placement_wanted();
       break;
     case AOTRUN_CUDA_OPT_LOG_LEVEL:
       out->string_value =

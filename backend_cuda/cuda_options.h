@@ -57,6 +57,14 @@
  *        kernels) is not the first call's; only for methods whose manifest
  *        says they write no buffer and that import no random or assert op
  *        (warm_up_run_plan.h; default 1); read on a method
+ *   output_placement               BOOL    both          1: a call
+ *        without a graph writes the outputs the model allocates straight
+ *        into the caller's output tensors where they fit, learned from
+ *        the calls before (aot_loader/output_placement.h); 0: every
+ *        output copied after the run. Unset: $AOTRUN_OUTPUT_PLACEMENT
+ *        (1 or 0) at the method's init, else the build's default
+ *        (placement_setting.h); on a method it reads what the method
+ *        does now (a call that finds it unsafe turns it off)
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -90,6 +98,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_WARM_UP_RUN,
   AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES,
   AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES,
+  AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -109,6 +118,7 @@ typedef struct aotrun_cuda_options {
   int32_t warm_up_run; /* warm_up_run */
   int32_t graph_input_nodes; /* cuda_graph_input_nodes */
   int32_t graph_output_nodes; /* cuda_graph_output_nodes */
+  int32_t output_placement; /* -1: not set (aotrun_output_placement_wanted) */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

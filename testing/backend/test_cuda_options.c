@@ -1,12 +1,14 @@
 /* test_cuda_options.c: the CUDA backend's option table and parsing. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
 #include <string.h>
 
+#include "aot_loader/placement_setting.h"
 #include "backend_cuda/cuda_options.h"
 
 static aotrun_error err;
@@ -96,7 +98,8 @@ static void test_unknown_key(void **state) {
                       "last_gpu_time_ns, cuda_graph_shapes, "
                       "cuda_graph_bytes, library_temp_file, "
                       "load_report, warm_up, warm_up_run, "
-                      "cuda_graph_input_nodes, cuda_graph_output_nodes)");
+                      "cuda_graph_input_nodes, cuda_graph_output_nodes, "
+                      "output_placement)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
@@ -265,6 +268,52 @@ static void test_store_and_read(void **state) {
                    AOTRUN_ERR_INTERNAL);
 }
 
+/* output_placement: unset reads the environment (else the build's
+ * default); set, its own value whatever the environment says. */
+static void test_output_placement(void **state) {
+  (void)state;
+  aotrun_cuda_options o;
+  aotrun_cuda_options_default(&o);
+  assert_int_equal(o.output_placement, -1);
+  aotrun_option out;
+  setenv("AOTRUN_OUTPUT_PLACEMENT", "0", 1);
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT, &out);
+  assert_string_equal(out.key, "output_placement");
+  assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 0);
+  setenv("AOTRUN_OUTPUT_PLACEMENT", "1", 1);
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT, &out);
+  assert_int_equal(out.bool_value, 1);
+  unsetenv("AOTRUN_OUTPUT_PLACEMENT");
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT, &out);
+  assert_int_equal(out.bool_value, AOTRUN_OUTPUT_PLACEMENT_DEFAULT);
+  aotrun_option off = {"output_placement", AOTRUN_OPTION_BOOL, 0, 0, NULL};
+  assert_int_equal(aotrun_cuda_options_store(
+                       &o, AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT, &off, &err),
+                   AOTRUN_OK);
+  setenv("AOTRUN_OUTPUT_PLACEMENT", "1", 1);
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT, &out);
+  unsetenv("AOTRUN_OUTPUT_PLACEMENT");
+  assert_int_equal(out.bool_value, 0);
+  /* Set and read both backend-wide and on a method. */
+  aotrun_cuda_option_id id;
+  assert_int_equal(aotrun_cuda_option_find("output_placement",
+                                           AOTRUN_OPTION_BOOL, 1, 0, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(id, AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT);
+  assert_int_equal(aotrun_cuda_option_find("output_placement",
+                                           AOTRUN_OPTION_BOOL, 1, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(aotrun_cuda_option_find("output_placement",
+                                           AOTRUN_OPTION_INT, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'output_placement' takes a BOOL, got a INT");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
@@ -274,6 +323,7 @@ int main(void) {
       cmocka_unit_test(test_where_options_apply),
       cmocka_unit_test(test_method_lists),
       cmocka_unit_test(test_store_and_read),
+      cmocka_unit_test(test_output_placement),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,6 +220,36 @@ static void test_environment_turns_it_off(void **state) {
   aotrun_method_runner_destroy(r);
 }
 
+/* The runner's switch (option output_placement): off copies every output
+ * from the next call, on learns anew (placed from its third call), also
+ * after a call turned it off. */
+static void test_switched_off_and_on(void **state) {
+  fixture *f = *state;
+  warm(f);
+  aotrun_error err;
+  assert_int_equal(
+      aotrun_method_runner_set_output_placement(f->runner, 0, &err),
+      AOTRUN_OK);
+  assert_false(aotrun_method_runner_places_outputs(f->runner));
+  for (int i = 0; i < 3; i++) assert_int_equal(call_ok(f, 5, NULL), 0);
+  assert_int_equal(
+      aotrun_method_runner_set_output_placement(f->runner, 1, &err),
+      AOTRUN_OK);
+  assert_true(aotrun_method_runner_places_outputs(f->runner));
+  assert_int_equal(call_ok(f, 5, NULL), 0);
+  assert_int_equal(call_ok(f, 5, NULL), 0);
+  assert_int_equal(call_ok(f, 5, NULL), 2);
+  /* On while on: the learned plan stays. */
+  assert_int_equal(
+      aotrun_method_runner_set_output_placement(f->runner, 1, &err),
+      AOTRUN_OK);
+  assert_int_equal(call_ok(f, 5, NULL), 2);
+  assert_int_equal(
+      aotrun_method_runner_set_output_placement(NULL, 1, &err),
+      AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message, "output placement: runner is NULL");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FIXTURE_MODEL.so\n", argv[0]);
@@ -238,6 +268,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_one_handle_in_two_slots, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_failed_call_keeps_it_on, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_switched_off_and_on, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_environment_turns_it_off, setup,
                                       teardown),

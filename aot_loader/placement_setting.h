@@ -1,0 +1,18 @@
+/*
+ * placement_setting.h: whether outputs are written in place
+ * (output_placement.h) where no option says: the environment, else the
+ * build's default. Apart from output_placement.c so that option tables
+ * can report it without the runner.
+ */
+#ifndef AOTRUN_PLACEMENT_SETTING_H
+#define AOTRUN_PLACEMENT_SETTING_H
+
+/* Off until the GPU suite has run with it (written 2026-12-06 while no
+ * device could be started; docs/gpu-results.md). */
+#define AOTRUN_OUTPUT_PLACEMENT_DEFAULT 0
+
+/* AOTRUN_OUTPUT_PLACEMENT ("1" or "0") where set, else
+ * AOTRUN_OUTPUT_PLACEMENT_DEFAULT. */
+int aotrun_output_placement_wanted(void);
+
+#endif /* AOTRUN_PLACEMENT_SETTING_H */
