@@ -8,6 +8,7 @@
 #include "aot_loader/dl_dtype.h"
 #include "aot_loader/fault_point.h"
 #include "backend_cuda/cuda_device_ops.h"
+#include "backend_cuda/graph_copy_kernel.h"
 #include "backend_cuda/graph_pool.h"
 
 #define C(ctx) ((aotrun_cuda_graph_ctx *)(ctx))
@@ -202,13 +203,35 @@ static const void *source_of(const DLTensor *t) {
   return (const char *)t->data + t->byte_offset;
 }
 
+/* One device-to-device copy node after deps: a kernel node where option
+ * cuda_graph_copy_kernels is on (graph_copy_kernel.h), else a memcpy
+ * node. Names the call that failed in err. */
+static aotrun_status add_copy_node(const aotrun_cuda_graph_ctx *c,
+                                   cudaGraph_t g, const cudaGraphNode_t *deps,
+                                   size_t num_deps, void *dst,
+                                   const void *src, size_t bytes,
+                                   cudaGraphNode_t *node, aotrun_error *err) {
+  cudaError_t e;
+  if (c->copy_kernels) {
+    aotrun_copy_kernel_args a;
+    struct cudaKernelNodeParams p;
+    aotrun_graph_copy_kernel_params(&a, dst, src, bytes, &p);
+    e = cudaGraphAddKernelNode(node, g, deps, num_deps, &p);
+    if (e != cudaSuccess) return cuda_failed(err, "cudaGraphAddKernelNode", e);
+    return AOTRUN_OK;
+  }
+  e = cudaGraphAddMemcpyNode1D(node, g, deps, num_deps, dst, src, bytes,
+                               cudaMemcpyDeviceToDevice);
+  if (e != cudaSuccess) return cuda_failed(err, "cudaGraphAddMemcpyNode1D", e);
+  return AOTRUN_OK;
+}
+
 /* Each node is added first, then made a dependency of the roots that the
  * captured graph had (read before any node is added). */
 static aotrun_status add_input_nodes(void *ctx, void *graph,
                                      const DLTensor *in, const DLTensor *st,
                                      size_t n, void **nodes,
                                      aotrun_error *err) {
-  (void)ctx;
   if (aotrun_fault_point("cuda_graph.add_input_nodes"))
     return cuda_failed(err, "cudaGraphAddMemcpyNode1D",
                        cudaErrorMemoryAllocation);
@@ -227,13 +250,9 @@ static aotrun_status add_input_nodes(void *ctx, void *graph,
     status = cuda_failed(err, "cudaGraphGetRootNodes", e);
   for (size_t i = 0; i < n && status == AOTRUN_OK; i++) {
     cudaGraphNode_t node = NULL;
-    e = cudaGraphAddMemcpyNode1D(&node, g, NULL, 0, st[i].data,
-                                 source_of(&in[i]), aotrun_dl_nbytes(&in[i]),
-                                 cudaMemcpyDeviceToDevice);
-    if (e != cudaSuccess) {
-      status = cuda_failed(err, "cudaGraphAddMemcpyNode1D", e);
-      break;
-    }
+    status = add_copy_node(C(ctx), g, NULL, 0, st[i].data, source_of(&in[i]),
+                           aotrun_dl_nbytes(&in[i]), &node, err);
+    if (status != AOTRUN_OK) break;
     nodes[i] = node;
     for (size_t r = 0; r < num_roots && e == cudaSuccess; r++)
       e = cudaGraphAddDependencies(g, &node, &roots[r], NULL, 1);
@@ -244,19 +263,33 @@ static aotrun_status add_input_nodes(void *ctx, void *graph,
   return status;
 }
 
-/* cudaGraphExecMemcpyNodeSetParams1D on a copy node (device to device);
- * `fault` names its fault point. */
+/* Re-points a copy node of exec (device to device), a kernel node or a
+ * memcpy node whichever it was made (the option may have changed since:
+ * its kind is read, only when a pointer changed); `fault` names its fault
+ * point. */
 static aotrun_status point_node(void *exec, void *node, void *dst,
                                 const void *src, size_t bytes,
                                 const char *fault, aotrun_error *err) {
+  enum cudaGraphNodeType type = cudaGraphNodeTypeMemcpy;
   cudaError_t e = aotrun_fault_point(fault)
                       ? cudaErrorInvalidValue
-                      : cudaGraphExecMemcpyNodeSetParams1D(
-                            (cudaGraphExec_t)exec, (cudaGraphNode_t)node, dst,
-                            src, bytes, cudaMemcpyDeviceToDevice);
+                      : cudaGraphNodeGetType((cudaGraphNode_t)node, &type);
+  const char *what = "cudaGraphExecMemcpyNodeSetParams1D";
+  if (e == cudaSuccess && type == cudaGraphNodeTypeKernel) {
+    aotrun_copy_kernel_args a;
+    struct cudaKernelNodeParams p;
+    aotrun_graph_copy_kernel_params(&a, dst, src, bytes, &p);
+    what = "cudaGraphExecKernelNodeSetParams";
+    e = cudaGraphExecKernelNodeSetParams((cudaGraphExec_t)exec,
+                                         (cudaGraphNode_t)node, &p);
+  } else if (e == cudaSuccess) {
+    e = cudaGraphExecMemcpyNodeSetParams1D((cudaGraphExec_t)exec,
+                                           (cudaGraphNode_t)node, dst, src,
+                                           bytes, cudaMemcpyDeviceToDevice);
+  }
   if (e != cudaSuccess) {
     (void)cudaGetLastError(); /* a refused pointer is not the stream's */
-    return cuda_failed(err, "cudaGraphExecMemcpyNodeSetParams1D", e);
+    return cuda_failed(err, what, e);
   }
   return AOTRUN_OK;
 }
@@ -339,7 +372,6 @@ static aotrun_status add_output_nodes(void *ctx, void *graph,
                                       const aotrun_output_copy *plan,
                                       size_t n, void **nodes,
                                       aotrun_error *err) {
-  (void)ctx;
   if (aotrun_fault_point("cuda_graph.add_output_nodes"))
     return cuda_failed(err, "cudaGraphAddMemcpyNode1D",
                        cudaErrorMemoryAllocation);
@@ -349,13 +381,9 @@ static aotrun_status add_output_nodes(void *ctx, void *graph,
   aotrun_status status = graph_leaves(g, &leaves, &num_leaves, err);
   for (size_t i = 0; i < n && status == AOTRUN_OK; i++) {
     cudaGraphNode_t node = NULL;
-    cudaError_t e = cudaGraphAddMemcpyNode1D(
-        &node, g, leaves, num_leaves, plan[i].dst, plan[i].src,
-        plan[i].bytes, cudaMemcpyDeviceToDevice);
-    if (e != cudaSuccess) {
-      status = cuda_failed(err, "cudaGraphAddMemcpyNode1D", e);
-      break;
-    }
+    status = add_copy_node(C(ctx), g, leaves, num_leaves, plan[i].dst,
+                           plan[i].src, plan[i].bytes, &node, err);
+    if (status != AOTRUN_OK) break;
     nodes[i] = node;
   }
   free(leaves);

@@ -21,6 +21,9 @@ typedef struct aotrun_cuda_graph_ctx {
    * the method around one call; graph replays copy kept outputs out of
    * the graph's pool, direct runs may hand the model's tensor over. */
   aotrun_runner_call *call;
+  /* Option cuda_graph_copy_kernels: copy nodes added from now on are
+   * kernel nodes (graph_copy_kernel.h), else memcpy nodes. */
+  int copy_kernels;
 } aotrun_cuda_graph_ctx;
 
 /* The ops table with ctx as its context (ctx must outlive the state). */

@@ -91,7 +91,8 @@ static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
       .stream = aotrun_cuda_stream_handle(m->stream),
       .log_ctx = m,
       .log = method_log,
-      .call = NULL};
+      .call = NULL,
+      .copy_kernels = m->opts.graph_copy_kernels};
   aotrun_graph_ops ops = aotrun_cuda_graph_ops(&m->graph_ctx);
   size_t ni = 0, no = 0;
   aotrun_method_runner_num_io(m->runner, AOTRUN_IO_INPUT, &ni, NULL);
@@ -374,6 +375,10 @@ static aotrun_status set_option_on_device(aotrun_method *m,
       if (st == AOTRUN_OK)
         aotrun_graph_state_set_output_nodes(m->graph,
                                             m->opts.graph_output_nodes);
+      return st;
+    case AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS: /* from the next capture on */
+      st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+      if (st == AOTRUN_OK) m->graph_ctx.copy_kernels = m->opts.graph_copy_kernels;
       return st;
     case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);

@@ -61,6 +61,9 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
     [AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT] = {"output_placement",
                                           AOTRUN_OPTION_BOOL, WHERE_BOTH,
                                           WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS] = {"cuda_graph_copy_kernels",
+                                            AOTRUN_OPTION_BOOL, WHERE_BOTH,
+                                            WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -144,7 +147,7 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "cuda_graph_bytes, library_temp_file, "
                           "load_report, warm_up, warm_up_run, "
                           "cuda_graph_input_nodes, cuda_graph_output_nodes, "
-                          "output_placement)",
+                          "output_placement, cuda_graph_copy_kernels)",
                           key);
 }
 
@@ -257,6 +260,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
       o->output_placement = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS:
+      o->graph_copy_kernels = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -304,6 +310,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES:
       out->bool_value = o->graph_output_nodes;
+      break;
+    case AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS:
+      out->bool_value = o->graph_copy_kernels;
       break;
     case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
       out->bool_value = o->output_placement >= 0

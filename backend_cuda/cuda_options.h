@@ -65,6 +65,11 @@
  *        (1 or 0) at the method's init, else the build's default
  *        (placement_setting.h); on a method it reads what the method
  *        does now (a call that finds it unsafe turns it off)
+ *   cuda_graph_copy_kernels        BOOL    both          1: the copy
+ *        nodes of graphs captured from then on (input and output nodes)
+ *        are kernel nodes running one byte-copy kernel
+ *        (graph_copy_kernel.h) instead of memcpy nodes (default 0, opt-in
+ *        until measured on the GPU)
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -99,6 +104,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_GRAPH_INPUT_NODES,
   AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES,
   AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT,
+  AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -119,6 +125,7 @@ typedef struct aotrun_cuda_options {
   int32_t graph_input_nodes; /* cuda_graph_input_nodes */
   int32_t graph_output_nodes; /* cuda_graph_output_nodes */
   int32_t output_placement; /* -1: not set (aotrun_output_placement_wanted) */
+  int32_t graph_copy_kernels; /* cuda_graph_copy_kernels */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

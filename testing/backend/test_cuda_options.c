@@ -41,6 +41,11 @@ static void test_defaults(void **state) {
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES, &out);
   assert_string_equal(out.key, "cuda_graph_output_nodes");
   assert_int_equal(out.bool_value, 0);
+  /* Copy nodes as kernel nodes: opt-in until measured on the GPU. */
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS, &out);
+  assert_string_equal(out.key, "cuda_graph_copy_kernels");
+  assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 0);
 }
 
 /* Issue 15: library_temp_file is set backend-wide and read anywhere;
@@ -99,7 +104,7 @@ static void test_unknown_key(void **state) {
                       "cuda_graph_bytes, library_temp_file, "
                       "load_report, warm_up, warm_up_run, "
                       "cuda_graph_input_nodes, cuda_graph_output_nodes, "
-                      "output_placement)");
+                      "output_placement, cuda_graph_copy_kernels)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }

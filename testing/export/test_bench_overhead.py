@@ -254,7 +254,8 @@ def test_variant_command_lines(bo, monkeypatch):
     for variant in ("aotrun_nograph_host", "aotrun_graph_device",
                     "aotrun_graph_copies_device", "aotrun_lt_nograph_device",
                     "aotrun_graph_outnodes_device",
-                    "aotrun_place_nograph_device"):
+                    "aotrun_place_nograph_device",
+                    "aotrun_graph_kernels_device"):
         bo.aotrun_bench(a, {}, mres, variant, 10)
     cmds = [" ".join(c) for c, _ in seen]
     assert "--device-io" not in cmds[0] and "enable_cuda_graph" not in cmds[0]
@@ -271,6 +272,10 @@ def test_variant_command_lines(bo, monkeypatch):
     assert seen[5][1].get("AOTRUN_OUTPUT_PLACEMENT") == "1"
     assert "enable_cuda_graph" not in cmds[5] and "--device-io" in cmds[5]
     assert "AOTRUN_OUTPUT_PLACEMENT" not in seen[0][1]
+    assert "--option cuda_graph_copy_kernels=true" in cmds[6]
+    assert "--option enable_cuda_graph_for_method=forward" in cmds[6]
+    assert "--device-io" in cmds[6]
+    assert "cuda_graph_copy_kernels" not in " ".join(cmds[:6])
     assert all("--input /p/x.npy" in c and "--no-gpu-time" in c for c in cmds)
 
 

@@ -87,7 +87,7 @@ DESCRIPTIONS = {
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
             "aotrun_graph_copies_device", "aotrun_graph_outnodes_device",
-            "aotrun_place_nograph_device",
+            "aotrun_place_nograph_device", "aotrun_graph_kernels_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -721,6 +721,9 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
                 "--option", "cuda_graph_output_nodes=false"]
     if "_outnodes_" in variant:  # output copies as graph nodes too (opt-in)
         cmd += ["--option", "cuda_graph_output_nodes=true"]
+    if "_kernels_" in variant:  # copy nodes as kernel nodes (opt-in)
+        cmd += ["--option", "cuda_graph_output_nodes=true",
+                "--option", "cuda_graph_copy_kernels=true"]
     if "_place_" in variant:  # outputs written in place (opt-in)
         env = dict(env, AOTRUN_OUTPUT_PLACEMENT="1")
     if not gpu_time:
@@ -953,7 +956,9 @@ def replay_cost_table(res, floor):
         for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
                           ("aotrun_graph_copies_device", "replay_copies_sync"),
                           ("aotrun_graph_outnodes_device",
-                           "replay_memcpy_nodes_sync")):
+                           "replay_memcpy_nodes_sync"),
+                          ("aotrun_graph_kernels_device",
+                           "replay_kernel_nodes_sync")):
             vr = v.get(var) or {}
             wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
             fl = (floor.get(fkey + "_host_side") or {}).get(str(n)) if n else None
@@ -1095,6 +1100,7 @@ def render_markdown(res):
                   "aotrun_graph_copies_device": "aotrun + graph, device I/O, every copy on the stream (cuda_graph_input_nodes=false, cuda_graph_output_nodes=false)",
                   "aotrun_graph_outnodes_device": "aotrun + graph, device I/O, output copies as graph nodes too (cuda_graph_output_nodes=true)",
                   "aotrun_place_nograph_device": "aotrun, device I/O, outputs written in place (AOTRUN_OUTPUT_PLACEMENT=1)",
+                  "aotrun_graph_kernels_device": "aotrun + graph, device I/O, input and output copies as kernel nodes (cuda_graph_copy_kernels=true)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",

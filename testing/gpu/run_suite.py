@@ -13,6 +13,8 @@ picks some):
                 call, aot_loader/output_placement.h)
   graph_device  graphs with --device-io, input and output copy nodes
                 (cuda_graph_output_nodes=true while it is opt-in)
+  graph_kernels (not in the default) graph_device with the copy nodes as
+                kernel nodes (cuda_graph_copy_kernels=true)
 and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
 same-byte-count reshape refused (dyn4d), capture failure retried without a
 graph (mask_index, item); and, through aotrun_gpu_unload_check, the CUDA
@@ -106,12 +108,14 @@ def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
     st = cinfo.get("output_format") == "safetensors"
     if st:
         cmd += ["--output-format", "safetensors"]
-    if mode in ("graph", "graph_device"):
+    if mode in ("graph", "graph_device", "graph_kernels"):
         cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
-    if mode in ("device", "graph_device"):
+    if mode in ("device", "graph_device", "graph_kernels"):
         cmd.append("--device-io")
-    if mode == "graph_device":
+    if mode in ("graph_device", "graph_kernels"):
         cmd += ["--option", "cuda_graph_output_nodes=true"]
+    if mode == "graph_kernels":
+        cmd += ["--option", "cuda_graph_copy_kernels=true"]
     return sh(cmd, log, env=env)
 
 
