@@ -33,7 +33,7 @@
  *        device tensors with copy nodes of its own, after its last
  *        kernels (no cudaMemcpyAsync of their own; host, kept or strided
  *        outputs still copied after the launch); graph_output_nodes.h
- *        (default 0 until run on the GPU; 0: copies after the launch)
+ *        (default 1 since 2026-12-07; 0: copies after the launch)
  *   cuda_graph_bytes               STRING  method, read  the graphs held
  *        and their device memory: "2 graphs, 4194816 bytes: [1,4]
  *        2097408; [2,4] 2097408" (input shapes and bytes per graph, most

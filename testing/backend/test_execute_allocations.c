@@ -17,7 +17,8 @@
  * 1 input and creates 2 tensors: 3 + 2 * 4 = 11 per call. The host library,
  * the plugin and the runner add none (their per-call arrays are on the
  * stack); a new per-call allocation anywhere on the path fails this test.
- * With outputs written in place (AOTRUN_OUTPUT_PLACEMENT=1) the two output
+ * With outputs written in place (the default; AOTRUN_OUTPUT_PLACEMENT=0
+ * turns it off, as the first test does) the two output
  * tensors' data allocations go too: 3 + 2 * 3 = 9 on execute.
  *
  * The allocator is interposed by this executable (glibc's __libc_*
@@ -185,14 +186,18 @@ static int setup(void **state) {
   return 0;
 }
 
-/* The same with outputs written in place (AOTRUN_OUTPUT_PLACEMENT=1 when
- * the method is made; aot_loader/output_placement.h). */
-static int setup_in_place(void **state) {
-  setenv("AOTRUN_OUTPUT_PLACEMENT", "1", 1);
+/* The method made with outputs written in place on (1, the default) or
+ * off (0: every output copied; aot_loader/output_placement.h). */
+static int setup_placement(void **state, const char *on) {
+  setenv("AOTRUN_OUTPUT_PLACEMENT", on, 1);
   int rc = setup(state);
   unsetenv("AOTRUN_OUTPUT_PLACEMENT");
   return rc;
 }
+
+static int setup_in_place(void **state) { return setup_placement(state, "1"); }
+
+static int setup_copies(void **state) { return setup_placement(state, "0"); }
 
 static int teardown(void **state) {
   ctx *c = *state;
@@ -309,7 +314,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_counter_counts),
       cmocka_unit_test_setup_teardown(
           test_steady_calls_allocate_only_model_tensors,
-                                      setup, teardown),
+                                      setup_copies, teardown),
       cmocka_unit_test_setup_teardown(test_outputs_in_place_allocate_no_data,
                                       setup_in_place, teardown),
   };

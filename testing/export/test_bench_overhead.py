@@ -253,8 +253,8 @@ def test_variant_command_lines(bo, monkeypatch):
     mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]}}}
     for variant in ("aotrun_nograph_host", "aotrun_graph_device",
                     "aotrun_graph_copies_device", "aotrun_lt_nograph_device",
-                    "aotrun_graph_outnodes_device",
-                    "aotrun_place_nograph_device",
+                    "aotrun_graph_outcopies_device",
+                    "aotrun_copyout_nograph_device",
                     "aotrun_graph_kernels_device"):
         bo.aotrun_bench(a, {}, mres, variant, 10)
     cmds = [" ".join(c) for c, _ in seen]
@@ -265,11 +265,11 @@ def test_variant_command_lines(bo, monkeypatch):
     assert "--option cuda_graph_input_nodes=false" in cmds[2]
     assert "--option cuda_graph_output_nodes=false" in cmds[2]
     assert seen[3][1].get("AOTRUN_GEMM_LT") == "1"
-    assert "--option cuda_graph_output_nodes=true" in cmds[4]
+    assert "--option cuda_graph_output_nodes=false" in cmds[4]
     assert "cuda_graph_input_nodes" not in cmds[4]
     assert "--option enable_cuda_graph_for_method=forward" in cmds[4]
     assert "cuda_graph_output_nodes" not in " ".join(cmds[:2] + [cmds[3]])
-    assert seen[5][1].get("AOTRUN_OUTPUT_PLACEMENT") == "1"
+    assert seen[5][1].get("AOTRUN_OUTPUT_PLACEMENT") == "0"
     assert "enable_cuda_graph" not in cmds[5] and "--device-io" in cmds[5]
     assert "AOTRUN_OUTPUT_PLACEMENT" not in seen[0][1]
     assert "--option cuda_graph_copy_kernels=true" in cmds[6]

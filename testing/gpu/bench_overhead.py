@@ -86,8 +86,8 @@ DESCRIPTIONS = {
 }
 VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
-            "aotrun_graph_copies_device", "aotrun_graph_outnodes_device",
-            "aotrun_place_nograph_device", "aotrun_graph_kernels_device",
+            "aotrun_graph_copies_device", "aotrun_graph_outcopies_device",
+            "aotrun_copyout_nograph_device", "aotrun_graph_kernels_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -719,13 +719,14 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
     if "_copies_" in variant:  # every copy on the stream, no copy nodes
         cmd += ["--option", "cuda_graph_input_nodes=false",
                 "--option", "cuda_graph_output_nodes=false"]
-    if "_outnodes_" in variant:  # output copies as graph nodes too (opt-in)
-        cmd += ["--option", "cuda_graph_output_nodes=true"]
+    if "_outcopies_" in variant:  # output copies on the stream, not nodes
+        cmd += ["--option", "cuda_graph_output_nodes=false"]
     if "_kernels_" in variant:  # copy nodes as kernel nodes (opt-in)
-        cmd += ["--option", "cuda_graph_output_nodes=true",
-                "--option", "cuda_graph_copy_kernels=true"]
-    if "_place_" in variant:  # outputs written in place (opt-in)
-        env = dict(env, AOTRUN_OUTPUT_PLACEMENT="1")
+        cmd += ["--option", "cuda_graph_copy_kernels=true"]
+    # Placement off: each output copied after the call (writing outputs in
+    # place is the default since 2026-12-07).
+    if "_copyout_" in variant:
+        env = dict(env, AOTRUN_OUTPUT_PLACEMENT="0")
     if not gpu_time:
         cmd.append("--no-gpu-time")
     for o in options:
@@ -955,7 +956,7 @@ def replay_cost_table(res, floor):
         v = m.get("variants", {})
         for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
                           ("aotrun_graph_copies_device", "replay_copies_sync"),
-                          ("aotrun_graph_outnodes_device",
+                          ("aotrun_graph_outcopies_device",
                            "replay_memcpy_nodes_sync"),
                           ("aotrun_graph_kernels_device",
                            "replay_kernel_nodes_sync")):
@@ -1098,8 +1099,8 @@ def render_markdown(res):
                   "aotrun_nograph_device": "aotrun, device I/O",
                   "aotrun_graph_device": "aotrun + graph, device I/O",
                   "aotrun_graph_copies_device": "aotrun + graph, device I/O, every copy on the stream (cuda_graph_input_nodes=false, cuda_graph_output_nodes=false)",
-                  "aotrun_graph_outnodes_device": "aotrun + graph, device I/O, output copies as graph nodes too (cuda_graph_output_nodes=true)",
-                  "aotrun_place_nograph_device": "aotrun, device I/O, outputs written in place (AOTRUN_OUTPUT_PLACEMENT=1)",
+                  "aotrun_graph_outcopies_device": "aotrun + graph, device I/O, output copies on the stream (cuda_graph_output_nodes=false)",
+                  "aotrun_copyout_nograph_device": "aotrun, device I/O, outputs copied, none written in place (AOTRUN_OUTPUT_PLACEMENT=0)",
                   "aotrun_graph_kernels_device": "aotrun + graph, device I/O, input and output copies as kernel nodes (cuda_graph_copy_kernels=true)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",

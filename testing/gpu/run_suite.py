@@ -12,7 +12,7 @@ picks some):
                 device memory: outputs written in place from the third
                 call, aot_loader/output_placement.h)
   graph_device  graphs with --device-io, input and output copy nodes
-                (cuda_graph_output_nodes=true while it is opt-in)
+                (the defaults cuda_graph_input_nodes, _output_nodes)
   graph_kernels (not in the default) graph_device with the copy nodes as
                 kernel nodes (cuda_graph_copy_kernels=true)
 and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
@@ -112,8 +112,6 @@ def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
         cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
     if mode in ("device", "graph_device", "graph_kernels"):
         cmd.append("--device-io")
-    if mode in ("graph_device", "graph_kernels"):
-        cmd += ["--option", "cuda_graph_output_nodes=true"]
     if mode == "graph_kernels":
         cmd += ["--option", "cuda_graph_copy_kernels=true"]
     return sh(cmd, log, env=env)

@@ -341,7 +341,7 @@ def extra_checks(paths, cases, plugin):
                 assert torch.from_dlpack(got).data_ptr() == ptr
 
         def graph_output_nodes():
-            """Option cuda_graph_output_nodes (opt-in): the graph copies its
+            """Option cuda_graph_output_nodes (on by default): the graph copies its
             output into the caller's out= tensor with a node of its own.
             Fresh out= tensors and inputs every call, one reused, a host
             out= in between (nodes off for that call), then device again;
@@ -349,10 +349,9 @@ def extra_checks(paths, cases, plugin):
             untouched by later calls."""
             with aotrun.Program(path, plugin=plugin) as prog:
                 m = prog.method()
-                if m.get_option("cuda_graph_output_nodes") is not False:
-                    raise AssertionError("cuda_graph_output_nodes is on by "
+                if m.get_option("cuda_graph_output_nodes") is not True:
+                    raise AssertionError("cuda_graph_output_nodes is off by "
                                          "default")
-                m.set_option("cuda_graph_output_nodes", True)
                 m.set_option("enable_cuda_graph_for_method", "forward")
                 outs = []
                 for k in range(10):
