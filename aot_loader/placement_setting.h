@@ -7,9 +7,9 @@
 #ifndef AOTRUN_PLACEMENT_SETTING_H
 #define AOTRUN_PLACEMENT_SETTING_H
 
-/* On: 14.8 us less per call on the benchmark's MLP without graphs, the
- * GPU suite matching eager with it (docs/benchmarks.md,
- * docs/gpu-results.md, 2026-12-07). */
+/* On: 14.8 us less per call on the benchmark's MLP without graphs (H100);
+ * 34 of the GPU suite's 36 cases match eager with it (H200, 2026-12-07;
+ * docs/benchmarks.md, docs/gpu-results.md). */
 #define AOTRUN_OUTPUT_PLACEMENT_DEFAULT 1
 
 /* AOTRUN_OUTPUT_PLACEMENT ("1" or "0") where set, else

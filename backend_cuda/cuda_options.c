@@ -1,11 +1,11 @@
 /* cuda_options.c: the CUDA backend's option table (see cuda_options.h). */
 #include "backend_cuda/cuda_options.h"
 
-#include "aot_loader/placement_setting.h"
-
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "aot_loader/placement_setting.h"
 
 /* Where a key may be set / read. */
 #define WHERE_BACKEND 1
@@ -79,9 +79,9 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
    * call on four of the five benchmark models, the GPU-bound fifth within
    * noise (H100, 2026-12-06, docs/benchmarks.md). */
   o->graph_input_nodes = 1;
-  /* Its output copies as nodes too: 0.9-4.2 us less per replay on three
-   * models, the GPU suite matching eager with it (docs/benchmarks.md,
-   * docs/gpu-results.md, 2026-12-07). */
+  /* Its output copies as nodes too: 1.5-4.2 us less per replay on three
+   * models (H100); 34 of the GPU suite's 36 cases match eager with it
+   * (H200, 2026-12-07; docs/benchmarks.md, docs/gpu-results.md). */
   o->graph_output_nodes = 1;
   o->output_placement = -1;
 }
