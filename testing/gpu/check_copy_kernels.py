@@ -18,18 +18,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_suite  # noqa: E402  (compare_calls)
+import run_suite  # noqa: E402  (compare_calls, input_args)
 
 GRAPH = ["--device-io", "--option", "enable_cuda_graph_for_method=forward",
          "--option", "cuda_graph_output_nodes=true"]
 KERNELS = ["--option", "cuda_graph_copy_kernels=true"]
-
-
-def inputs(prog, minfo):
-    out = []
-    for p in minfo["inputs"]:
-        out += ["--input", os.path.join(prog, p)]
-    return out
 
 
 def check_case(a, case):
@@ -41,7 +34,7 @@ def check_case(a, case):
     calls = 6
     cmd = [os.path.join(a.bin, "aotrun"), "run", prog, "--plugin", a.plugin,
            "--calls", str(calls), "--output-dir", out] + GRAPH + KERNELS + \
-        inputs(prog, minfo)
+        run_suite.input_args(prog, minfo)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         return False, f"aotrun exited {p.returncode}: {(p.stdout + p.stderr).strip()[-300:]}"
@@ -59,7 +52,7 @@ def bench(a, case, kernels):
     cmd = [os.path.join(a.bin, "aotrun"), "bench", prog, "--plugin", a.plugin,
            "--iterations", str(a.iters), "--warmup", "50", "--json",
            "--no-gpu-time"] + GRAPH + (KERNELS if kernels else []) + \
-        inputs(prog, minfo)
+        run_suite.input_args(prog, minfo)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         return None

@@ -56,6 +56,14 @@ def sh(cmd, log, timeout=300, env=None):
     return rc, out
 
 
+def input_args(prog, minfo):
+    """`--input FILE` for each of a method's saved inputs, in order."""
+    args = []
+    for p in minfo["inputs"]:
+        args += ["--input", os.path.join(prog, p)]
+    return args
+
+
 def _actual(call_dir, j, st):
     """Output j of one call: out<j>.npy, or (st) the j-th tensor of
     outputs.safetensors (keyed by output name, in output order)."""
@@ -102,8 +110,7 @@ def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
     cmd = [os.path.join(a.bin, "aotrun"), "run", prog, "--method", method,
            "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
            "--calls", str(calls or a.calls), "--output-dir", out]
-    for p in minfo["inputs"]:
-        cmd += ["--input", os.path.join(prog, p)]
+    cmd += input_args(prog, minfo)
     cinfo = json.load(open(os.path.join(prog, "case.json")))
     st = cinfo.get("output_format") == "safetensors"
     if st:
@@ -155,8 +162,7 @@ def gpu_check(a, env, mode, case, extra, log, binary="aotrun_gpu_check"):
     info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
     cmd = [os.path.join(a.bin, binary),
            os.path.join(a.lib, "libaotrun_cuda.so"), prog, mode]
-    for p in info["inputs"]:
-        cmd += ["--input", os.path.join(prog, p)]
+    cmd += input_args(prog, info)
     for p in info["expected"][0]:
         cmd += ["--expected", os.path.join(prog, p)]
     rc, text = sh(cmd + extra, log, env=env)
@@ -206,8 +212,7 @@ def identity_check(a, env, case, log):
     info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
     cmd = [os.path.join(a.bin, "aotrun_gpu_identity_check"),
            os.path.join(a.lib, "libaotrun_cuda.so"), prog]
-    for p in info["inputs"]:
-        cmd += ["--input", os.path.join(prog, p)]
+    cmd += input_args(prog, info)
     for p in info["expected"][0]:
         cmd += ["--expected", os.path.join(prog, p)]
     rc, text = sh(cmd, log, env=env)
@@ -223,8 +228,7 @@ def gpu_faults(a, env, case, log):
     prog = os.path.join(a.suite, case)
     info = json.load(open(os.path.join(prog, "case.json")))["methods"]["forward"]
     cmd = [os.path.join(a.bin, "aotrun_gpu_faults"), prog]
-    for p in info["inputs"]:
-        cmd += ["--input", os.path.join(prog, p)]
+    cmd += input_args(prog, info)
     for p in info["expected"][0]:
         cmd += ["--expected", os.path.join(prog, p)]
     rc, text = sh(cmd, log, env=env)
@@ -248,8 +252,7 @@ def aotrun_bench(a, env, case, graph, log):
     cmd = [os.path.join(a.bin, "aotrun"), "bench", prog,
            "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
            "--iterations", str(a.iters), "--warmup", "20", "--json"]
-    for p in info["inputs"]:
-        cmd += ["--input", os.path.join(prog, p)]
+    cmd += input_args(prog, info)
     if graph:
         cmd += ["--option", "enable_cuda_graph_for_method=forward"]
     rc, text, peak = device_used_while(cmd, log, env)

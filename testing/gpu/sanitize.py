@@ -73,8 +73,7 @@ def run_one(a, cs, tool, case, mode, log, timeout):
                                 "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
                                 "--method", method,
                                 "--calls", str(calls), "--output-dir", out]
-    for p in minfo["inputs"]:
-        cmd += ["--input", os.path.join(prog, p)]
+    cmd += run_suite.input_args(prog, minfo)
     if info.get("output_format") == "safetensors":
         cmd += ["--output-format", "safetensors"]
     if mode == "graph":
