@@ -374,6 +374,17 @@ static void warm_and_capture(aotrun_graph_state *s, io *t) {
   assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
 }
 
+/* A state with graphs on and its 3 warmup calls made: the next call
+ * captures. */
+static aotrun_graph_state *warmed_state(io *t) {
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  make_io(t);
+  aotrun_error err;
+  for (int i = 0; i < 3; i++) assert_int_equal(call(s, t, &err), AOTRUN_OK);
+  return s;
+}
+
 /* ---- tests ---- */
 
 static void test_disabled_runs_directly(void **state) {
@@ -525,12 +536,9 @@ static void test_replay_refuses_other_dtype(void **state) {
  * a graph (its result returned), graphs off, Info log, no Error log. */
 static void check_failure_edge(enum fail_point p, const char *fragment) {
   memset(&F, 0, sizeof F);
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
+  aotrun_graph_state *s = warmed_state(&t);
   aotrun_error err;
-  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   F.fail = p;
   t.out_data[0] = 0;
   assert_int_equal(call(s, &t, &err), AOTRUN_OK);
@@ -577,12 +585,9 @@ static void test_failure_edges_retry_without_graph(void **state) {
 
 static void test_shim_refusal_ends_the_capture(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
+  aotrun_graph_state *s = warmed_state(&t);
   aotrun_error err;
-  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   F.fail = FAIL_RUN_CAPTURE;
   assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   /* release() ended the open capture and destroyed what it returned. */
@@ -596,12 +601,9 @@ static void test_shim_refusal_ends_the_capture(void **state) {
 
 static void test_retry_failure_is_an_error(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
+  aotrun_graph_state *s = warmed_state(&t);
   aotrun_error err;
-  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   F.fail = FAIL_INSTANTIATE;
   F.fail_direct_from_call = 4;
   assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INTERNAL);
@@ -616,12 +618,9 @@ static void test_retry_failure_is_an_error(void **state) {
 
 static void test_failure_after_launch_started_is_not_retried(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
+  aotrun_graph_state *s = warmed_state(&t);
   aotrun_error err;
-  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   F.fail = FAIL_SYNC;
   assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INTERNAL);
   assert_string_equal(err.message,
@@ -727,12 +726,9 @@ static void test_recapture_clears_shapes_and_captures_again(void **state) {
 
 static void test_recapture_after_failed_capture_rearms(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
+  aotrun_graph_state *s = warmed_state(&t);
   aotrun_error err;
-  for (int i = 0; i < 3; i++) assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   F.fail = FAIL_LAUNCH;
   assert_int_equal(call(s, &t, &err), AOTRUN_OK);
   assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
