@@ -11,20 +11,7 @@ unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM
 # resolve outside their program directory are refused ("Files and trust"):
 # run a real copy.
 cp -rL "$PROGRAM" "$TMP/prog" && PROGRAM=$TMP/prog
-failures=0 checks=0
-
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  checks=$((checks + 1))
-  if [[ $rc -ne $code ]] || ! grep -qF -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> rc $rc (want $code), output:"; echo "$out"
-    echo "  (wanted: $pattern)"
-    failures=$((failures + 1))
-  fi
-}
+source "${BASH_SOURCE[0]%/*}/cli_checks.sh"
 
 # A float32 vector [1, 2, 3, 4] as .npy 1.0 (128-byte header).
 write_x() {
@@ -298,7 +285,4 @@ expect 3 "cannot open named data $TMP/" "$AOTRUN" inspect "$long"
 # Write errors on stdout are an error.
 expect 4 "error writing to standard output" sh -c '"$0" inspect "$1" > /dev/full' "$AOTRUN" "$PROGRAM"
 
-echo "$((checks - failures)) of $checks CLI checks passed"
-# Read by testing/run_tests.sh (shell tests have no CMocka summary).
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "CLI"

@@ -11,28 +11,7 @@ TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/choice.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM AOTRUN_LOG_LEVEL
 cp -rL "$PROGRAM" "$TMP/prog" && PROGRAM=$TMP/prog
-failures=0 checks=0
-
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  checks=$((checks + 1))
-  if [[ $rc -ne $code ]] || ! grep -qF -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> rc $rc (want $code), output:"; echo "$out"
-    echo "  (wanted: $pattern)"
-    failures=$((failures + 1))
-  fi
-}
-# refute PATTERN CMD...: PATTERN not in the output (any exit code).
-refute() {
-  local pattern=$1; shift
-  checks=$((checks + 1))
-  if "$@" 2>&1 | grep -qF -- "$pattern"; then
-    echo "FAIL: $* printed '$pattern'"; failures=$((failures + 1))
-  fi
-}
+source "${BASH_SOURCE[0]%/*}/cli_checks.sh"
 
 # A float32 vector [1, 2, 3, 4] as .npy 1.0 (128-byte header).
 h="{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"
@@ -87,5 +66,4 @@ expect 0 "backend pair_a skipped: backend pair_a has only device 0 (compile spec
 expect 1 "bench: unknown option '--device'" \
   "$AOTRUN" bench "$PROGRAM" --plugin "$MIN" --device 0
 
-echo "$checks checks, $failures failures"
-[[ $failures -eq 0 ]]
+finish "backend-choice"

@@ -14,21 +14,12 @@ unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM
 # Runfiles are links out of the program directory: run real copies.
 cp -rL "$EXAMPLE" "$TMP/prog"
 mkdir "$TMP/t" && export TMPDIR=$TMP/t
-failures=0 checks=0
+source "${BASH_SOURCE[0]%/*}/cli_checks.sh"
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN CMD...: exit code CODE, PATTERN in stdout+stderr, no
-# name of a model copy or internal function, and nothing left in $TMPDIR.
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  checks=$((checks + 1))
-  if [[ $rc -ne $code ]] || ! grep -qF -- "$pattern" <<<"$out"; then
-    fail "$* -> rc $rc (want $code), output:"; echo "$out"
-    echo "  (wanted: $pattern)"
-  fi
+# After each expect: no name of a model copy or internal function in the
+# output, and nothing left in $TMPDIR.
+after_expect() {
+  local out=$1; shift
   if grep -qE '/proc/self/fd|aotrun-model-|aotrun_[a-z_]+:' <<<"$out"; then
     fail "$* names a model copy or an internal function:"; echo "$out"
   fi
@@ -151,5 +142,4 @@ head -c 32 /dev/zero >> "$TMP/big.npy"
 expect 3 "the data is big-endian" \
   "$AOTRUN" run "$TMP/prog" --plugin "$CPUREF" --input "$TMP/big.npy"
 
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish "bad-program"

@@ -14,21 +14,7 @@ unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM AOTRUN_CUDART
 # Runfiles are links out of the program directory: run real copies.
 cp -rL "$EXAMPLE" "$TMP/example" && EXAMPLE=$TMP/example
 cp -rL "$SCALE" "$TMP/scale" && SCALE=$TMP/scale
-failures=0 checks=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  checks=$((checks + 1))
-  if [[ $rc -ne $code ]] || ! grep -qF -- "$pattern" <<<"$out"; then
-    fail "$* -> rc $rc (want $code), output:"; echo "$out"
-    echo "  (wanted: $pattern)"
-  fi
-}
+source "${BASH_SOURCE[0]%/*}/cli_checks.sh"
 
 # An .npy 1.0 float32 array: write_npy FILE SHAPE VALUE...
 write_npy() {
@@ -176,7 +162,4 @@ expect 1 "--warmup 100001 is above the limit of 100000" "$AOTRUN" "${EX[@]}" --w
 expect 1 "bench: option --warmup needs a value" "$AOTRUN" "${EX[@]}" --warmup
 expect 3 "method 'forward' takes 1 input(s), got 0" "$AOTRUN" bench "$EXAMPLE" --plugin "$CPUREF" --json
 
-echo "$((checks - failures)) of $checks bench checks passed"
-# Read by testing/run_tests.sh (shell tests have no CMocka summary).
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "bench"

@@ -13,25 +13,7 @@ trap 'rm -rf "$TMP"' EXIT
 unset AOTRUN_PLUGIN_PATH AOTRUN_SHIM_LIB
 # Program files must resolve inside the program directory: a real copy.
 cp -rL "$EXAMPLE" "$TMP/prog" && PROG=$TMP/prog
-failures=0 checks=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect CODE PATTERN CMD...: exit code CODE and the fixed-string PATTERN
-# (a whole line when it starts with ^) in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  checks=$((checks + 1))
-  local ok=1
-  if [[ $pattern == ^* ]]; then grep -qxF -- "${pattern#^}" <<<"$out" || ok=0
-  else grep -qF -- "$pattern" <<<"$out" || ok=0; fi
-  if [[ $rc -ne $code || $ok -eq 0 ]]; then
-    fail "$* -> rc $rc (want $code), output:"; echo "$out"
-    echo "  (wanted: $pattern)"
-  fi
-}
+source "${BASH_SOURCE[0]%/*}/cli_checks.sh"
 
 # ---- the example program, no shim anywhere (the test binary's directory
 # has none): everything but the shim check
@@ -147,7 +129,4 @@ python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["shim"]["path"]
 # ---- usage
 expect 1 "inspect: unknown option '--input'" "$AOTRUN" inspect "$PROG" --input x
 
-echo "$((checks - failures)) of $checks inspect checks passed"
-# Read by testing/run_tests.sh (shell tests have no CMocka summary).
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "inspect"

@@ -14,20 +14,7 @@ unset AOTRUN_PLUGIN_PATH AOTRUN_EXAMPLE_PROGRAM
 cp -rL "$EXAMPLE" "$TMP/example" && EXAMPLE=$TMP/example
 cp -rL "$SCALE" "$TMP/scale" && SCALE=$TMP/scale
 mkdir "$TMP/t" && export TMPDIR=$TMP/t
-failures=0 checks=0
-
-# expect CODE PATTERN CMD...: exit code CODE and PATTERN in stdout+stderr.
-expect() {
-  local code=$1 pattern=$2; shift 2
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  checks=$((checks + 1))
-  if [[ $rc -ne $code ]] || ! grep -qF -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> rc $rc (want $code), output:"; echo "$out"
-    echo "  (wanted: $pattern)"
-    failures=$((failures + 1))
-  fi
-}
+source "${BASH_SOURCE[0]%/*}/cli_checks.sh"
 
 LOAD=("$AOTRUN" inspect "$EXAMPLE" --load --plugin "$CPUREF")
 expect 0 "load (backend cpu_ref, method forward)" "${LOAD[@]}"
@@ -68,5 +55,4 @@ expect 1 "need --load" "$AOTRUN" inspect "$EXAMPLE" --method forward2
 expect 1 "inspect: unknown option '--iterations'" \
   "$AOTRUN" inspect "$EXAMPLE" --load --iterations 3
 
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "inspect --load"
