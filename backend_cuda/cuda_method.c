@@ -150,11 +150,12 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
                         const char *method) {
   if (!m->opts.warm_up_run) return;
   char why[512], line[700];
-  int refused = 0;
+  int refused = 0, runs = 0;
   double ms = 0;
   int bad = aotrun_cuda_warm_up_run(
       m->runner, manifest, size, method, m->device,
-      aotrun_cuda_stream_handle(m->stream), &refused, why, sizeof why, &ms);
+      aotrun_cuda_stream_handle(m->stream), &refused, &runs, why, sizeof why,
+      &ms);
   if (bad && refused)
     snprintf(line, sizeof line, "method %s: no warm-up run at init: %s",
              method, why);
@@ -165,8 +166,11 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
              method, why);
   else
     snprintf(line, sizeof line,
-             "method %s: warm-up run at init on zeroed inputs in %.1f ms",
-             method, ms);
+             "method %s: warm-up run at init on zeroed inputs in %.1f ms "
+             "(%s)",
+             method, ms,
+             runs == 2 ? "2 runs: at the export's sizes, then the smallest"
+                       : "1 run: at the export's sizes");
   method_log(m, bad && !refused ? AOTRUN_LOG_WARNING
              : bad ? AOTRUN_LOG_INFO : AOTRUN_LOG_DEBUG, line);
 }

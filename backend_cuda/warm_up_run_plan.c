@@ -77,17 +77,18 @@ int aotrun_warm_up_run_refused(const void *manifest, size_t size,
   return r;
 }
 
-/* The symbol's value for the run: the export example's (its "hint": the
- * size callers most likely use, and cuBLAS picks kernels, loaded lazily at
- * their first launch, by size), else its smallest in range, at least 1 (a
- * dim of 0 launches no kernel) unless the range allows no such value. */
-static int64_t run_value(const aotrun_program_symbol *s) {
-  if (s->hint >= 1) return s->hint;
+/* The symbol's value for the run: its hint where asked and it has one
+ * (cuBLAS picks kernels by size and loads each at its first launch, so
+ * the sizes callers use matter), else its smallest in range, at least 1
+ * (a dim of 0 launches no kernel) unless the range allows no such value. */
+static int64_t run_value(const aotrun_program_symbol *s, aotrun_warm_up_at at) {
+  if (at == AOTRUN_WARM_UP_AT_HINT && s->hint >= 1) return s->hint;
   if (s->min >= 1) return s->min;
   return s->max >= 1 ? 1 : s->min;
 }
 
 int aotrun_warm_up_run_shapes(const aotrun_program_method *m,
+                              aotrun_warm_up_at at,
                               int64_t (*shapes)[AOTRUN_PROGRAM_MAX_DIMS],
                               size_t max_inputs, char *why, size_t why_size) {
   if (why != NULL && why_size > 0) why[0] = '\0';
@@ -104,7 +105,7 @@ int aotrun_warm_up_run_shapes(const aotrun_program_method *m,
       if (io->dims[d] >= 0) {
         shapes[i][d] = io->dims[d];
       } else if (e->symbol >= 0 && (size_t)e->symbol < m->num_symbols) {
-        shapes[i][d] = e->scale * run_value(&m->symbols[e->symbol]) +
+        shapes[i][d] = e->scale * run_value(&m->symbols[e->symbol], at) +
                        e->offset;
       } else {
         if (why != NULL)

@@ -26,14 +26,23 @@ int aotrun_warm_up_run_refused(const void *manifest, size_t size,
                                const char *method, char *why,
                                size_t why_size);
 
+/* Which sizes a warm-up run takes for the symbolic dims. */
+typedef enum aotrun_warm_up_at {
+  /* Each symbol's hint (the export example's value: the size callers most
+   * likely use) where it has one of at least 1, else as the next. */
+  AOTRUN_WARM_UP_AT_HINT = 0,
+  /* Each symbol's smallest value that is at least 1 and in its range (a
+   * dim of 0 launches no kernel), else its min. */
+  AOTRUN_WARM_UP_AT_SMALLEST = 1
+} aotrun_warm_up_at;
+
 /* Input i's shape for the run in shapes[i][0..ndim): static dims as
- * declared, each symbolic dim scale * v + offset with v its symbol's hint
- * (the export example's value) when it has one of at least 1, else its
- * smallest value that is at least 1 and inside the symbol's range (so
- * relations between inputs hold). 0 and the reason in why when an input
- * has a symbolic dim without a declared range, or more than max_inputs
- * inputs. */
+ * declared, each symbolic dim scale * v + offset with v its symbol's value
+ * chosen by `at` (so relations between inputs hold). 0 and the reason in
+ * why when an input has a symbolic dim without a declared range, or more
+ * than max_inputs inputs. */
 int aotrun_warm_up_run_shapes(const aotrun_program_method *m,
+                              aotrun_warm_up_at at,
                               int64_t (*shapes)[AOTRUN_PROGRAM_MAX_DIMS],
                               size_t max_inputs, char *why, size_t why_size);
 

@@ -122,7 +122,9 @@ static void test_shapes_smallest_in_range(void **state) {
   const aotrun_program_method *m = forward(kManifest, &p);
   int64_t shapes[8][AOTRUN_PROGRAM_MAX_DIMS];
   char why[300] = "x";
-  assert_int_equal(aotrun_warm_up_run_shapes(m, shapes, 8, why, sizeof why),
+  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
+                                             shapes, 8, why,
+                                             sizeof why),
                    1);
   assert_string_equal(why, "");
   /* s0 = 1 (its min); relations hold: y 2*s0, z s0 + 1. */
@@ -136,7 +138,9 @@ static void test_shapes_smallest_in_range(void **state) {
   assert_int_equal(shapes[5][0], 0); /* s3: only 0 is in range */
   assert_int_equal(shapes[6][0], 3);
   /* More inputs than room. */
-  assert_int_equal(aotrun_warm_up_run_shapes(m, shapes, 6, why, sizeof why),
+  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
+                                             shapes, 6, why,
+                                             sizeof why),
                    0);
   assert_string_equal(why, "it has 7 inputs, more than 6");
   aotrun_program_destroy(p);
@@ -161,12 +165,22 @@ static void test_shapes_at_the_hint(void **state) {
   const aotrun_program_method *m = forward(json, &p);
   int64_t shapes[3][AOTRUN_PROGRAM_MAX_DIMS];
   char why[300];
-  assert_int_equal(aotrun_warm_up_run_shapes(m, shapes, 3, why, sizeof why),
+  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
+                                             shapes, 3, why,
+                                             sizeof why),
                    1);
   assert_int_equal(shapes[0][0], 4);
   assert_int_equal(shapes[0][1], 16);
   assert_int_equal(shapes[1][0], 9); /* the relation at the hint */
   assert_int_equal(shapes[2][0], 1); /* a hint of 0 runs nothing: 1 */
+  /* The second run's sizes: the smallest, the hint ignored. */
+  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_SMALLEST,
+                                             shapes, 3, why, sizeof why),
+                   1);
+  assert_int_equal(shapes[0][0], 1);
+  assert_int_equal(shapes[0][1], 16);
+  assert_int_equal(shapes[1][0], 3);
+  assert_int_equal(shapes[2][0], 1);
   aotrun_program_destroy(p);
 }
 
@@ -183,7 +197,9 @@ static void test_shapes_refuse_a_dim_without_range(void **state) {
   const aotrun_program_method *m = forward(json, &p);
   int64_t shapes[1][AOTRUN_PROGRAM_MAX_DIMS];
   char why[300];
-  assert_int_equal(aotrun_warm_up_run_shapes(m, shapes, 1, why, sizeof why),
+  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
+                                             shapes, 1, why,
+                                             sizeof why),
                    0);
   assert_string_equal(why, "input 0 (x) dim 1 (s0) has no declared range");
   aotrun_program_destroy(p);
