@@ -8,7 +8,7 @@
  * work"):
  *
  *   valgrind --tool=callgrind --callgrind-out-file=cg.out \
- *     bazel-bin/testing/perf/replay_host_cost 100000
+ *     .bazel-links/bin/testing/perf/replay_host_cost 100000
  *   callgrind_annotate --inclusive=yes cg.out | head -40
  *
  * Prints the replays made; exits 1 if any call fails. A measuring tool,
