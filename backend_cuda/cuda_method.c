@@ -143,13 +143,13 @@ static void warm_up(aotrun_method *m, const void *manifest, size_t size,
   method_log(m, AOTRUN_LOG_DEBUG, line);
 }
 
-/* Option warm_up_run: the model's own lazy work done by one run on zeroed
+/* Option warm_up_run: the model's own lazy work done by runs on zeroed
  * inputs (cuda_warm_up_run.h). Neither a refusal nor a failure fails the
  * init: the first call then does that work, as without the option. */
 static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
                         const char *method) {
   if (!m->opts.warm_up_run) return;
-  char why[512], line[700];
+  char why[512] = "", line[700];
   int refused = 0, runs = 0;
   double ms = 0;
   int bad = aotrun_cuda_warm_up_run(
@@ -164,6 +164,12 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
              "method %s: the warm-up run at init failed (its first call "
              "does that work instead): %s",
              method, why);
+  else if (runs == 1 && why[0] != '\0')
+    snprintf(line, sizeof line,
+             "method %s: warm-up run at init on zeroed inputs in %.1f ms "
+             "(at the export's sizes; the run at the smallest sizes failed: "
+             "%s)",
+             method, ms, why);
   else
     snprintf(line, sizeof line,
              "method %s: warm-up run at init on zeroed inputs in %.1f ms "
@@ -171,7 +177,8 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
              method, ms,
              runs == 2 ? "2 runs: at the export's sizes, then the smallest"
                        : "1 run: at the export's sizes");
-  method_log(m, bad && !refused ? AOTRUN_LOG_WARNING
+  int failed = (bad && !refused) || (!bad && why[0] != '\0');
+  method_log(m, failed ? AOTRUN_LOG_WARNING
              : bad ? AOTRUN_LOG_INFO : AOTRUN_LOG_DEBUG, line);
 }
 

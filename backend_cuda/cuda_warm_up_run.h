@@ -18,7 +18,9 @@
 /* Runs `runner` on `stream` (device current) and waits for it; 0 on
  * success. A refusal (why: the reason) or a failure (why: the message) is
  * the caller's to log: neither fails the init, and the shim's error is
- * cleared. *runs receives the runs made (1 or 2), *ms their wall time. */
+ * cleared. *runs receives the runs that succeeded (1 or 2), *ms their
+ * wall time; a failed second run (at the smallest sizes) does not fail
+ * the warm-up: 0 with *runs 1 and its message in why. */
 int aotrun_cuda_warm_up_run(aotrun_method_runner *runner, const void *manifest,
                             size_t size, const char *method, int device,
                             void *stream, int *refused, int *runs, char *why,
