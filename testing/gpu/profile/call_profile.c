@@ -8,13 +8,19 @@
  * At exit it prints, per function, calls, total host microseconds inside
  * it, and calls / microseconds per AOTRUN_PROFILE_CALLS (the bench's call
  * count) and the slowest single call (a one-time cost shows there: the
- * first call's module load, a first copy) to stderr. Shim functions are
+ * first call's module load, a first copy) to stderr. With
+ * AOTRUN_PROFILE_SLOW_US=T it also prints each call that took T us or
+ * more as it happens, numbered among the function's calls and the
+ * process's wrapped calls, with its time since the first wrapped call:
+ * which call of a first execute was the slow one. Shim functions are
  * caught only where a model library calls them (through the global
  * scope); calls inside the shim are not.
- * A development tool: built by testing/gpu/build_gpu_bundle.sh, not
- * linked into anything.
+ * A development tool: built by testing/gpu/build_gpu_bundle.sh (and by
+ * Bazel for its CPU test, test_call_profile.sh), not linked into anything.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -69,6 +75,24 @@ static void *real(const char *name) {
   return p;
 }
 
+static unsigned long long g_seq; /* wrapped calls of the process */
+static double g_first_ns, g_slow_ns = -2; /* -2: not read yet, -1: off */
+
+/* AOTRUN_PROFILE_SLOW_US: print each call at least that slow. */
+static void note_call(int i, double t0, double dt) {
+  g_seq++;
+  if (g_first_ns == 0) g_first_ns = t0;
+  if (g_slow_ns == -2) {
+    const char *v = getenv("AOTRUN_PROFILE_SLOW_US");
+    g_slow_ns = v != NULL && *v != '\0' && atof(v) >= 0 ? atof(v) * 1e3 : -1;
+  }
+  if (g_slow_ns >= 0 && dt >= g_slow_ns)
+    fprintf(stderr,
+            "call_profile: slow: %s call %llu (wrapped call %llu, at %.3f "
+            "ms): %.1f us\n",
+            kNames[i], g_calls[i], g_seq, (t0 - g_first_ns) / 1e6, dt / 1e3);
+}
+
 /* Defines a wrapper `ret name(params)` forwarding `args`. */
 #define WRAP(ret, name, params, args)                       \
   ret name params {                                        \
@@ -80,6 +104,7 @@ static void *real(const char *name) {
     g_ns[P_##name] += dt_;                                 \
     if (dt_ > g_max_ns[P_##name]) g_max_ns[P_##name] = dt_; \
     g_calls[P_##name]++;                                   \
+    note_call(P_##name, t0, dt_);                          \
     return r_;                                             \
   }
 

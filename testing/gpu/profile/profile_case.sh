@@ -3,6 +3,9 @@
 # machine: `aotrun bench --device-io --no-gpu-time` under the call profiler
 # (testing/gpu/profile/call_profile.c, LD_PRELOAD), without and with CUDA
 # graphs; prints the profiler's per-call table after each bench's p50.
+# Then the first call (issue 12): a bench of 5 calls without warm-up, each
+# wrapped call of at least $AOTRUN_PROFILE_SLOW_US (default 10) us printed
+# as it happens (init's included; the bench's "init" line tells them apart).
 #   bash testing/gpu/profile/profile_case.sh BUNDLE SUITE CASE [ITERATIONS]
 # (BUNDLE: the unpacked .gpu; SUITE: testing/gpu/export_suite.py's output.)
 set -uo pipefail
@@ -18,3 +21,10 @@ for mode in nograph graph; do
     "$B/bin/aotrun" bench "$prog" --plugin "$B/lib/libaotrun_cuda.so" $inputs \
     --iterations "$N" --warmup 10 --no-gpu-time --device-io "${opt[@]}" 2>&1 | grep -v '^\s*$'
 done
+echo "== $C first call: aotrun bench --device-io --warmup 0 --iterations 5, calls of ${AOTRUN_PROFILE_SLOW_US:-10} us or more"
+# shellcheck disable=SC2086
+LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+AOTRUN_PROFILE_SLOW_US=${AOTRUN_PROFILE_SLOW_US:-10} AOTRUN_PROFILE_CALLS=6 \
+AOTRUN_LOG_LEVEL=debug LD_PRELOAD=$B/lib/libcall_profile.so \
+  "$B/bin/aotrun" bench "$prog" --plugin "$B/lib/libaotrun_cuda.so" $inputs \
+  --iterations 5 --warmup 0 --no-gpu-time --device-io 2>&1 | grep -v '^\s*$'
