@@ -295,3 +295,48 @@ def test_torch_runner_load_column(bo):
     probe["aoti_torch_so"] = {"error": "TypeError: bad args"}
     assert "| 0.2 | does not load: died / here; TypeError: bad args |" in \
         bo.render_markdown(res)
+
+
+def test_triton_gemm_variants(bo, monkeypatch):
+    """--triton-gemm: a third export kind, aotrun's with GEMMs as Triton
+    kernels; its variants bench that program; its export time and kernel
+    count are in the report, or why it failed."""
+    a = types.SimpleNamespace(skip_torch_default=False, triton_gemm=True)
+    assert bo.export_kinds(a) == ["aotrun", "torch_default", "aotrun_triton"]
+    a = types.SimpleNamespace(skip_torch_default=True)
+    assert bo.export_kinds(a) == ["aotrun"]
+    seen = []
+
+    class FakePopen:
+        def __init__(self, cmd, env=None, **kw):
+            seen.append(cmd)
+            self.returncode = 0
+            self.pid = 0
+
+        def communicate(self, timeout=None):
+            return '{"latency_us": {"median": 1.0}}', ""
+
+    monkeypatch.setattr(bo.subprocess, "Popen", FakePopen)
+    a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
+    mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]},
+                       "aotrun_triton": {"program": "/t", "inputs": ["/p/x.npy"]}}}
+    bo.aotrun_bench(a, {}, mres, "aotrun_triton_nograph_device", 10)
+    bo.aotrun_bench(a, {}, mres, "aotrun_triton_graph_device", 10)
+    bo.aotrun_bench(a, {}, mres, "aotrun_nograph_device", 10)
+    assert seen[0][2] == "/t" and "--device-io" in seen[0]
+    assert "enable_cuda_graph_for_method=forward" not in seen[0]
+    assert seen[1][2] == "/t" and "enable_cuda_graph_for_method=forward" in seen[1]
+    assert seen[2][2] == "/p"
+    del mres["export"]["aotrun_triton"]
+    with pytest.raises(bo.Recorded, match="no aotrun program"):
+        bo.aotrun_bench(a, {}, mres, "aotrun_triton_nograph_device", 10)
+    res = fake_results()
+    assert "--triton-gemm" not in bo.render_markdown(res)
+    res["models"]["mlp"]["export"]["aotrun_triton"] = {
+        "seconds": 51.25, "kernels": {"total": 3, "triton": 3, "extern": 0}}
+    md = bo.render_markdown(res)
+    assert ("aotrun's export with `--triton-gemm` (GEMMs as autotuned Triton "
+            "kernels, max_autotune; its own inductor cache): mlp 51.2 s, 3 "
+            "kernels (3 Triton + 0 extern).") in md
+    res["models"]["mlp"]["export"]["aotrun_triton"] = {"error": "boom | x"}
+    assert "mlp failed: boom / x." in bo.render_markdown(res)

@@ -38,6 +38,11 @@ Steps, under one time budget (--budget, default 540 s):
                             .gpu/bin/aotrun bench --json --no-gpu-time, with
                             --device-io or host I/O, and with
                             --option enable_cuda_graph_for_method=forward
+      aotrun_triton_{nograph,graph}_device
+                            with --triton-gemm only: the same bench of a
+                            third export, aotrun's with GEMMs as autotuned
+                            Triton kernels (no cuBLAS call per GEMM: issue
+                            12's no-graph gap is cuBLAS's host time)
       floor                 .gpu/bin/launch_floor (one launch + sync, N plain
                             launches + sync, a graph of N kernels + sync,
                             256-byte copies + sync)
@@ -275,7 +280,7 @@ def worker_export(a):
         d = os.path.join(a.work, a.model)
         os.makedirs(d, exist_ok=True)
         module, args = build_model(a.model)
-        if a.kind == "aotrun":
+        if a.kind in ("aotrun", "aotrun_triton"):
             sys.path.insert(0, os.path.join(ROOT, "backend_cuda", "export"))
             from aotrun_export import export_program
             ins = []
@@ -285,13 +290,14 @@ def worker_export(a):
                 np.save(p, x.detach().cpu().numpy())
                 ins.append(p)
             res["inputs"] = ins
-            prog = os.path.join(d, "program")
+            triton = a.kind == "aotrun_triton"  # GEMMs as Triton kernels
+            prog = os.path.join(d, "program_triton" if triton else "program")
             shim = os.path.join(a.bundle, "lib", "libaotrun_shim.so")
             t0 = time.time()
             with torch.no_grad():
                 export_program({"forward": (module, args)}, prog,
                                shim_exports=[shim] if os.path.exists(shim) else None,
-                               keep_packages=True,
+                               keep_packages=True, triton_gemm=triton,
                                log=lambda s: print(s, flush=True))
             res["seconds"] = time.time() - t0
             res["program"] = prog
@@ -523,11 +529,21 @@ def subprocess_env(bundle):
     return env
 
 
+def export_kinds(a):
+    """aotrun's export, torch's default one unless skipped, and aotrun's
+    with GEMMs as Triton kernels with --triton-gemm."""
+    kinds = ["aotrun"]
+    if not a.skip_torch_default:
+        kinds.append("torch_default")
+    if getattr(a, "triton_gemm", False):
+        kinds.append("aotrun_triton")
+    return kinds
+
+
 def run_exports(a, budget, results, save):
     """Every export in its own process, --jobs at a time."""
     from concurrent.futures import ThreadPoolExecutor
-    jobs = [(m, k) for m in a.models for k in ("aotrun", "torch_default")
-            if k == "aotrun" or not a.skip_torch_default]
+    jobs = [(m, k) for m in a.models for k in export_kinds(a)]
     limit = budget.left() * a.export_share
     t_end = time.time() + limit
 
@@ -536,7 +552,7 @@ def run_exports(a, budget, results, save):
         rpath = os.path.join(a.work, f"{model}.{kind}.export.json")
         cmd = [sys.executable, os.path.abspath(__file__), "--worker",
                "--model", model, "--kind",
-               "aotrun" if kind == "aotrun" else "torch",
+               "torch" if kind == "torch_default" else kind,
                "--work", a.work, "--bundle", a.bundle, "--result", rpath]
         # Each kind its own inductor cache: no compiled artifact of aotrun's
         # exports (linked without libtorch) can be reused by torch's, and
@@ -701,7 +717,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
                  options=()):
     """Runs aotrun bench --json (with --option for each of `options`);
     returns its parsed JSON (raises on error)."""
-    exp = mres["export"].get("aotrun", {})
+    kind = "aotrun_triton" if "_triton_" in variant else "aotrun"
+    exp = mres["export"].get(kind, {})
     if "program" not in exp:
         raise Recorded("no aotrun program (export failed: "
                        f"{exp.get('error', 'not run')[:200]})")
@@ -1048,6 +1065,29 @@ def _floor_at(floor, key, n):
     return (floor.get(key) or {}).get(str(n))
 
 
+def triton_export_lines(res):
+    """With --triton-gemm: each model's export with GEMMs as Triton kernels
+    (time, kernels per call), or why it failed."""
+    parts = []
+    for name, m in res.get("models", {}).items():
+        t = m.get("export", {}).get("aotrun_triton")
+        if not t:
+            continue
+        if "seconds" in t:
+            k = t.get("kernels") or {}
+            kern = (f", {k.get('total')} kernels ({k.get('triton')} Triton + "
+                    f"{k.get('extern')} extern)" if k else "")
+            parts.append(f"{name} {_f(t['seconds'])} s{kern}")
+        else:
+            parts.append(f"{name} failed: " +
+                         t.get("error", "not run").replace("|", "/")[:100])
+    if not parts:
+        return []
+    return ["aotrun's export with `--triton-gemm` (GEMMs as autotuned Triton "
+            "kernels, max_autotune; its own inductor cache): " +
+            "; ".join(parts) + ".", ""]
+
+
 def render_markdown(res):
     gpu = res.get("gpu", {})
     floor = res.get("floor", {}).get("median") or {}
@@ -1105,7 +1145,9 @@ def render_markdown(res):
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",
-                  "aotrun_lt_graph_device": "aotrun + graph, device I/O, AOTRUN_GEMM_LT=1"}
+                  "aotrun_lt_graph_device": "aotrun + graph, device I/O, AOTRUN_GEMM_LT=1",
+                  "aotrun_triton_nograph_device": "aotrun, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
+                  "aotrun_triton_graph_device": "aotrun + graph, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)"}
         for var in VARIANTS:
             vr = v.get(var) or {}
             if vr.get("median_us") is None and vr.get("error"):
@@ -1168,6 +1210,7 @@ def render_markdown(res):
              "`last_gpu_time_ns` (CUDA events around execute) in a separate "
              "run; '-' where the backend does not report it.")
     L.append("")
+    L += triton_export_lines(res)
     if floor:
         L.append("Floor (launch_floor, median us, host wall time + "
                  "cudaStreamSynchronize):")
@@ -1247,6 +1290,11 @@ def main(argv=None):
     ap.add_argument("--gemm-lt", action="store_true",
                     help="also aotrun with AOTRUN_GEMM_LT=1 (plain GEMMs "
                          "through cuBLASLt), device I/O, without and with graphs")
+    ap.add_argument("--triton-gemm", action="store_true",
+                    help="also export each model with the exporter's "
+                         "--triton-gemm (GEMMs as autotuned Triton kernels, "
+                         "no cuBLAS call per GEMM) and run it, device I/O, "
+                         "without and with graphs")
     ap.add_argument("--iters", type=int, default=300, help="timed calls per figure")
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--floor-reps", type=int, default=2000)
@@ -1270,6 +1318,9 @@ def main(argv=None):
         return 0
     if a.gemm_lt:
         VARIANTS.extend(["aotrun_lt_nograph_device", "aotrun_lt_graph_device"])
+    if a.triton_gemm:
+        VARIANTS.extend(["aotrun_triton_nograph_device",
+                         "aotrun_triton_graph_device"])
     a.models = [m for m in a.models.split(",") if m]
     bad = [m for m in a.models if m not in MODELS]
     if bad:
@@ -1279,7 +1330,7 @@ def main(argv=None):
     budget = Budget(a.budget)
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
-    for kind in ("aotrun", "torch_default"):  # export times from an empty cache
+    for kind in ("aotrun", "torch_default", "aotrun_triton"):  # export times from an empty cache
         shutil.rmtree(os.path.join(a.work, f"inductor-cache-{kind}"),
                       ignore_errors=True)
     results = {
