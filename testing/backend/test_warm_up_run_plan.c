@@ -116,16 +116,21 @@ static const aotrun_program_method *forward(const char *json,
   return m;
 }
 
+/* aotrun_warm_up_run_shapes at the hint (the first run's sizes). */
+static int shapes_at_hint(const aotrun_program_method *m,
+                          int64_t (*shapes)[AOTRUN_PROGRAM_MAX_DIMS],
+                          size_t max_inputs, char *why, size_t why_size) {
+  return aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT, shapes,
+                                   max_inputs, why, why_size);
+}
+
 static void test_shapes_smallest_in_range(void **state) {
   (void)state;
   aotrun_program *p = NULL;
   const aotrun_program_method *m = forward(kManifest, &p);
   int64_t shapes[8][AOTRUN_PROGRAM_MAX_DIMS];
   char why[300] = "x";
-  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
-                                             shapes, 8, why,
-                                             sizeof why),
-                   1);
+  assert_int_equal(shapes_at_hint(m, shapes, 8, why, sizeof why), 1);
   assert_string_equal(why, "");
   /* s0 = 1 (its min); relations hold: y 2*s0, z s0 + 1. */
   assert_int_equal(shapes[0][0], 1);
@@ -138,10 +143,7 @@ static void test_shapes_smallest_in_range(void **state) {
   assert_int_equal(shapes[5][0], 0); /* s3: only 0 is in range */
   assert_int_equal(shapes[6][0], 3);
   /* More inputs than room. */
-  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
-                                             shapes, 6, why,
-                                             sizeof why),
-                   0);
+  assert_int_equal(shapes_at_hint(m, shapes, 6, why, sizeof why), 0);
   assert_string_equal(why, "it has 7 inputs, more than 6");
   aotrun_program_destroy(p);
 }
@@ -165,10 +167,7 @@ static void test_shapes_at_the_hint(void **state) {
   const aotrun_program_method *m = forward(json, &p);
   int64_t shapes[3][AOTRUN_PROGRAM_MAX_DIMS];
   char why[300];
-  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
-                                             shapes, 3, why,
-                                             sizeof why),
-                   1);
+  assert_int_equal(shapes_at_hint(m, shapes, 3, why, sizeof why), 1);
   assert_int_equal(shapes[0][0], 4);
   assert_int_equal(shapes[0][1], 16);
   assert_int_equal(shapes[1][0], 9); /* the relation at the hint */
@@ -197,10 +196,7 @@ static void test_shapes_refuse_a_dim_without_range(void **state) {
   const aotrun_program_method *m = forward(json, &p);
   int64_t shapes[1][AOTRUN_PROGRAM_MAX_DIMS];
   char why[300];
-  assert_int_equal(aotrun_warm_up_run_shapes(m, AOTRUN_WARM_UP_AT_HINT,
-                                             shapes, 1, why,
-                                             sizeof why),
-                   0);
+  assert_int_equal(shapes_at_hint(m, shapes, 1, why, sizeof why), 0);
   assert_string_equal(why, "input 0 (x) dim 1 (s0) has no declared range");
   aotrun_program_destroy(p);
 }

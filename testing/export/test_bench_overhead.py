@@ -233,10 +233,9 @@ def test_models_run_eagerly_on_cpu(bo):
         assert len(ep.graph_signature.user_inputs) == 3
 
 
-def test_variant_command_lines(bo, monkeypatch):
-    """Each aotrun variant's `aotrun bench` command line: device I/O,
-    graphs, input copies on the stream (the option's default is nodes),
-    cuBLASLt through the environment."""
+def fake_bench(bo, monkeypatch):
+    """aotrun bench replaced by a fake that records (command, env) and
+    answers a median of 1 us; returns the record."""
     seen = []
 
     class FakePopen:
@@ -249,6 +248,14 @@ def test_variant_command_lines(bo, monkeypatch):
             return '{"latency_us": {"median": 1.0}}', ""
 
     monkeypatch.setattr(bo.subprocess, "Popen", FakePopen)
+    return seen
+
+
+def test_variant_command_lines(bo, monkeypatch):
+    """Each aotrun variant's `aotrun bench` command line: device I/O,
+    graphs, input copies on the stream (the option's default is nodes),
+    cuBLASLt through the environment."""
+    seen = fake_bench(bo, monkeypatch)
     a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
     mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]}}}
     for variant in ("aotrun_nograph_host", "aotrun_graph_device",
@@ -305,24 +312,14 @@ def test_triton_gemm_variants(bo, monkeypatch):
     assert bo.export_kinds(a) == ["aotrun", "torch_default", "aotrun_triton"]
     a = types.SimpleNamespace(skip_torch_default=True)
     assert bo.export_kinds(a) == ["aotrun"]
-    seen = []
-
-    class FakePopen:
-        def __init__(self, cmd, env=None, **kw):
-            seen.append(cmd)
-            self.returncode = 0
-            self.pid = 0
-
-        def communicate(self, timeout=None):
-            return '{"latency_us": {"median": 1.0}}', ""
-
-    monkeypatch.setattr(bo.subprocess, "Popen", FakePopen)
+    calls = fake_bench(bo, monkeypatch)
     a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
     mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]},
                        "aotrun_triton": {"program": "/t", "inputs": ["/p/x.npy"]}}}
     bo.aotrun_bench(a, {}, mres, "aotrun_triton_nograph_device", 10)
     bo.aotrun_bench(a, {}, mres, "aotrun_triton_graph_device", 10)
     bo.aotrun_bench(a, {}, mres, "aotrun_nograph_device", 10)
+    seen = [cmd for cmd, _ in calls]
     assert seen[0][2] == "/t" and "--device-io" in seen[0]
     assert "enable_cuda_graph_for_method=forward" not in seen[0]
     assert seen[1][2] == "/t" and "enable_cuda_graph_for_method=forward" in seen[1]

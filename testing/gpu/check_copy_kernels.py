@@ -75,7 +75,11 @@ def main():
     passed = failed = 0
     for case in a.cases.split(","):
         if not os.path.exists(os.path.join(a.suite, case, "case.json")):
-            print(f"SKIP {case}: not exported")
+            # Asked for by name: a missing export is a failure, not a skip.
+            print(f"FAIL {case}: not exported (no {case}/case.json in "
+                  f"{a.suite}; export it first: AOTRUN_GPU_PARTS=export "
+                  f"AOTRUN_GPU_ONLY={case})")
+            failed += 1
             continue
         ok, why = check_case(a, case)
         print(f"{'PASS' if ok else 'FAIL'} {case}: {why}")
