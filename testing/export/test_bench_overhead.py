@@ -105,6 +105,7 @@ def fake_results():
         "replay_copies_sync_device": {"4": {"median": 6.5}},
         "replay_copies_sync_host_side": {"4": {"median": 7.5}},
         "replay_memcpy_nodes_sync": {"4": {"median": 12.0}},
+        "replay_memcpy_nodes_sync_device": {"4": {"median": 9.5}},
         "replay_memcpy_nodes_sync_host_side": {"4": {"median": 7.0}},
         "busy_by_model": {"mlp": {
             "n": 4, "busy_us": 11.5, "spin_ns": 1500,
@@ -178,6 +179,11 @@ def test_markdown_table(bo):
     # through re-pointed memcpy nodes 7.0: 1.5 us of aotrun's own.
     assert "| ... device time (events) | - | 6.50 |" in md
     assert "| mlp | aotrun graph device | 20.0 | 11.5 | 8.5 | 7.0 | 1.5 |" in md
+    # Issue 12's wall over GPU time without events: aotrun 12.0 wall
+    # against 11.5 GPU, +0.5; the floor's replay 12.0 wall against 9.5
+    # device, +2.5; aotrun 2.0 under it. No copy-kernel run: no row.
+    assert "| mlp | aotrun graph device | 12.0 | 11.5 | 0.5 | 12.0 | 9.5 | 2.5 | -2.0 |" in md
+    assert "aotrun graph kernels device" not in md
     # Against the floor with the program's GPU time: no graph 21 / 19,
     # graph 12 / 14; no input-node run: '-'.
     assert "| mlp | 4 | 11.5 | 11.6 | 19.0 | 21.0 | 1.11 | 14.0 | 12.0 | 0.86 " \

@@ -57,6 +57,26 @@ for bad in ("", "graphs", "nograph,cuda"):
     except ValueError as e:
         check("refusal names the argument %r" % bad, repr(bad) in str(e), True)
 
+check("gemm probe", sanitize.parse_gemm("4096,512,1536,bfloat16"),
+      {"m": 4096, "k": 512, "n": 1536, "dtype": "bfloat16", "zeroed": False})
+check("gemm probe zeroed", sanitize.parse_gemm("8,4,2,float32,zeroed")["zeroed"], True)
+for bad, part in (("4096,512,1536", "M,K,N,DTYPE"), ("a,512,1536,bfloat16", "integers"),
+                  ("0,512,1536,bfloat16", "at least 1"), ("8,4,2,int8", "'int8'"),
+                  ("8,4,2,float32,zero", "'zero'")):
+    try:
+        sanitize.parse_gemm(bad)
+        check("refused %r" % bad, "accepted", "ValueError")
+    except ValueError as e:
+        check("refusal of %r names %s" % (bad, part), part in str(e) and bad in str(e), True)
+plain = sanitize.gemm_probe_code(sanitize.parse_gemm("8,4,2,bfloat16"))
+zeroed = sanitize.gemm_probe_code(sanitize.parse_gemm("8,4,2,bfloat16,zeroed"))
+check("probe code compiles", [compile(c, "probe", "exec") is not None for c in (plain, zeroed)],
+      [True, True])
+check("plain probe: linear, no fill", ("functional.linear(x, w, b)" in plain, "zeros" in plain),
+      (True, False))
+check("zeroed probe: fill, then the GEMM into it",
+      ("torch.zeros(8, 2" in zeroed, "out=y" in zeroed), (True, True))
+
 with tempfile.TemporaryDirectory() as d:
     for case, n in (("t2048", 5000), ("mlp", 10), ("cnn", 500)):
         os.makedirs(os.path.join(d, case, "forward"))
