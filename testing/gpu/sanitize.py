@@ -11,7 +11,7 @@ exits 0 and every output matches.
 
 usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b|all] [--tools t,u]
                    [--modes nograph,graph] [--results R.json]
-                   [--deadline SECONDS]
+                   [--deadline SECONDS] [--exclude-kernel SUBSTRING ...]
        sanitize.py SUITE WORK --bin B --lib L --eager CASE [--eager-tool T]
                    (the case's eager PyTorch forward under tool T, for
                    telling a vendor kernel's report from aotrun's)
@@ -72,7 +72,7 @@ def run_one(a, cs, tool, case, mode, log, timeout):
     calls = 2 if mode == "nograph" else 5
     if a.lean and mode == "nograph":
         calls = 1
-    cmd = [cs] + TOOLS[tool] + ["--error-exitcode", "99",
+    cmd = [cs] + tool_args(tool, a.exclude_kernel) + ["--error-exitcode", "99",
                                 "--print-limit", "20",
                                 os.path.join(a.bin, "aotrun"), "run", prog,
                                 "--plugin", os.path.join(a.lib, "libaotrun_cuda.so"),
@@ -86,28 +86,31 @@ def run_one(a, cs, tool, case, mode, log, timeout):
     if a.lean:  # the init's warm-up run repeats the call's kernels
         cmd += ["--option", "warm_up_run=false"]
     t0 = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=timeout)
-        rc, text = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, text = 124, f"timeout after {timeout:.0f}s"
+    rc, text = run_tool(cmd, timeout)
     secs = time.time() - t0
     if rc == 124 and timeout < a.timeout:  # our deadline, not a hang
-        return {"case": case, "tool": tool, "mode": mode, "rc": rc,
-                "errors": None, "seconds": round(secs, 1), "cut": True,
-                "ok": False, "problems": [f"cut at the deadline after {secs:.0f}s"]}
+        row = {"case": case, "tool": tool, "mode": mode, "rc": rc,
+               "errors": None, "seconds": round(secs, 1), "cut": True,
+               "ok": False, "problems": [f"cut at the deadline after {secs:.0f}s"]}
+        # What the reports printed before the cut name (--print-limit 20).
+        if race_kernels(text):
+            row["kernels"] = race_kernels(text)
+        return row
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n{text}\n[rc {rc}, {secs:.1f}s]\n")
     errors, warnings = error_count(text)
     row = {"case": case, "tool": tool, "mode": mode, "rc": rc,
            "errors": errors, "seconds": round(secs, 1), "problems": []}
+    if a.exclude_kernel:
+        row["not_checked"] = list(a.exclude_kernel)
     if warnings is not None:
         row["warnings"] = warnings
     if errors is None:
         row["problems"].append("no ERROR or RACECHECK SUMMARY line (rc %d): %s" %
                                (rc, text.strip().splitlines()[-1][:200]
                                 if text.strip() else ""))
+        if race_kernels(text):  # a run killed at --timeout: what it reported
+            row["kernels"] = race_kernels(text)
     elif errors:
         first = [l for l in text.splitlines() if l.startswith("=========")
                  and ("Invalid" in l or "Race" in l or "Uninitialized" in l
@@ -127,6 +130,33 @@ def run_one(a, cs, tool, case, mode, log, timeout):
             row["problems"] += cmp["problems"][:3]
     row["ok"] = not row["problems"]
     return row
+
+
+def tool_args(tool, exclude=()):
+    """The tool's options; each kernel name substring in `exclude` is left
+    uninstrumented (--kernel-name-exclude kns=...): its accesses are not
+    checked and, under initcheck, its writes not tracked. For a kernel
+    whose reports are known to be the tool's (initcheck does not see the
+    TMA stores of cuBLAS's Hopper kernels: a reader of their output is
+    flagged on every byte, which also makes the run take hours); the row
+    names what was not checked."""
+    args = list(TOOLS[tool])
+    for name in exclude:
+        args += ["--kernel-name-exclude", "kns=" + name]
+    return args
+
+
+def run_tool(cmd, timeout):
+    """(rc, output) of a sanitizer run; on a timeout rc 124 and what it
+    printed before it was killed (the first reports name their kernels),
+    then the timeout."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        def text(b):
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        return 124, text(e.stdout) + text(e.stderr) + f"\ntimeout after {timeout:.0f}s"
 
 
 def error_count(text):
@@ -231,19 +261,16 @@ def eager_reference(a, cs):
                 % (os.path.dirname(os.path.abspath(__file__)), a.eager))
     cmd = [cs] + TOOLS[a.eager_tool] + ["--print-limit", "50", sys.executable, "-c", code]
     t0 = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
-        rc, text = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, text = 124, f"timeout after {a.timeout}s"
+    rc, text = run_tool(cmd, a.timeout)
     errors, _ = error_count(text)
-    print(f"EAGER {a.eager_tool} {what}: rc {rc}, errors {errors}, "
-          f"{time.time() - t0:.1f}s; kernels named: {', '.join(race_kernels(text)) or '-'}")
-    for line in [l for l in text.splitlines() if l.startswith("PROBE")]:
-        print("  " + line)
-    # The first reports themselves: what is read, by which kernel.
+    # The first reports themselves (what is read, by which kernel), the
+    # probe's check, then the summary line last, where a tail sees it.
     for line in [l for l in text.splitlines() if l.startswith("=========")][:12]:
         print("  " + line[:200])
+    for line in [l for l in text.splitlines() if l.startswith("PROBE")]:
+        print("  " + line)
+    print(f"EAGER {a.eager_tool} {what}: rc {rc}, errors {errors}, "
+          f"{time.time() - t0:.1f}s; kernels named: {', '.join(race_kernels(text)) or '-'}")
     log = (os.path.splitext(a.results)[0] + ".log" if a.results
            else os.path.join(a.work, "sanitize_eager.log"))
     with open(log, "a") as f:
@@ -287,6 +314,10 @@ def main():
                     "the fewest that replay), no warm-up run at init")
     ap.add_argument("--eager", default=None,
                     help="instead: run this case's eager forward under --eager-tool")
+    ap.add_argument("--exclude-kernel", action="append", default=[],
+                    metavar="SUBSTRING",
+                    help="leave kernels whose name contains this uninstrumented "
+                    "(repeatable; the results name them)")
     ap.add_argument("--eager-gemm", default=None,
                     help="instead: one eager linear M,K,N,DTYPE[,zeroed] under --eager-tool")
     ap.add_argument("--eager-tool", default="racecheck")
@@ -336,7 +367,10 @@ def main():
                       f"{mode:8} errors {r['errors']}"
                       f"{' warnings %d' % r['warnings'] if 'warnings' in r else ''}"
                       f" ({r['seconds']}s) "
-                      f"{'; '.join(r['problems'])[:300]}", flush=True)
+                      f"{'; '.join(r['problems'])[:300]}"
+                      f"{' [kernels named: %s]' % ', '.join(r['kernels'])[:300] if r.get('kernels') and not r['ok'] else ''}"
+                      f"{' [not checked: %s]' % ', '.join(r['not_checked']) if r.get('not_checked') else ''}",
+                      flush=True)
     if a.results:
         with open(a.results, "w") as f:
             json.dump(rows, f, indent=1)

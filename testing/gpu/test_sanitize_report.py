@@ -77,6 +77,22 @@ check("plain probe: linear, no fill", ("functional.linear(x, w, b)" in plain, "z
 check("zeroed probe: fill, then the GEMM into it",
       ("torch.zeros(8, 2" in zeroed, "out=y" in zeroed), (True, True))
 
+check("no exclusion", sanitize.tool_args("initcheck"), ["--tool", "initcheck"])
+check("excluded kernels uninstrumented",
+      sanitize.tool_args("initcheck", ["split_transpose_view_1", "nvjet"]),
+      ["--tool", "initcheck", "--kernel-name-exclude", "kns=split_transpose_view_1",
+       "--kernel-name-exclude", "kns=nvjet"])
+check("memcheck keeps its leak check", sanitize.tool_args("memcheck", ["k"])[:4],
+      ["--tool", "memcheck", "--leak-check", "full"])
+rc, text = sanitize.run_tool(["sh", "-c", "echo '" + INITCHECK.splitlines()[2] +
+                              "'; exec sleep 5"], 1)
+check("a killed run: rc 124", rc, 124)
+check("a killed run keeps what it printed", sanitize.race_kernels(text),
+      ["triton_poi_fused_add_relu_0"])
+check("a killed run says so last", text.splitlines()[-1], "timeout after 1s")
+check("a finished run", sanitize.run_tool(["sh", "-c", "echo out; echo err >&2; exit 3"], 5),
+      (3, "out\nerr\n"))
+
 with tempfile.TemporaryDirectory() as d:
     for case, n in (("t2048", 5000), ("mlp", 10), ("cnn", 500)):
         os.makedirs(os.path.join(d, case, "forward"))

@@ -12,9 +12,13 @@
  * AOTRUN_PROFILE_SLOW_US=T it also prints each call that took T us or
  * more as it happens, numbered among the function's calls and the
  * process's wrapped calls, with its time since the first wrapped call:
- * which call of a first execute was the slow one. Shim functions are
- * caught only where a model library calls them (through the global
- * scope); calls inside the shim are not.
+ * which call of a first execute was the slow one. A wrapped call made
+ * inside another (cuBLAS launching its kernel, the shim asking for the
+ * device) is in both totals; the "self" column takes the calls made
+ * inside out, and "inside" counts the calls made within another wrapped
+ * call and names the last such caller. Shim functions are caught only
+ * where a model library calls them (through the global scope); calls
+ * inside the shim are not.
  * A development tool: built by testing/gpu/build_gpu_bundle.sh (and by
  * Bazel for its CPU test, test_call_profile.sh), not linked into anything.
  */
@@ -46,7 +50,15 @@ static const char *const kNames[P_COUNT] = {
 };
 static unsigned long long g_calls[P_COUNT];
 static double g_ns[P_COUNT];
+static double g_self_ns[P_COUNT]; /* g_ns less the wrapped calls inside */
 static double g_max_ns[P_COUNT];
+static unsigned long long g_inside[P_COUNT]; /* calls made inside another */
+static int g_outer[P_COUNT];                 /* ... the last such caller */
+
+/* The wrapped call this thread is in (-1: none) and the time spent so far
+ * in wrapped calls made inside it. */
+static _Thread_local int t_current = -1;
+static _Thread_local double t_child_ns;
 
 static double now_ns(void) {
   struct timespec ts;
@@ -78,6 +90,31 @@ static void *real(const char *name) {
 static unsigned long long g_seq; /* wrapped calls of the process */
 static double g_first_ns, g_slow_ns = -2; /* -2: not read yet, -1: off */
 
+/* Entering wrapped call i: what the enclosing call is owed back. */
+typedef struct {
+  int outer;
+  double outer_child_ns;
+} nest;
+
+static nest nest_enter(int i) {
+  nest n = {t_current, t_child_ns};
+  if (t_current >= 0) {
+    g_inside[i]++;
+    g_outer[i] = t_current;
+  }
+  t_current = i;
+  t_child_ns = 0;
+  return n;
+}
+
+/* Leaving it after dt ns: its self time, and its whole time counted as a
+ * child of the enclosing call. */
+static void nest_leave(int i, nest n, double dt) {
+  g_self_ns[i] += dt - t_child_ns;
+  t_current = n.outer;
+  t_child_ns = n.outer_child_ns + dt;
+}
+
 /* AOTRUN_PROFILE_SLOW_US: print each call at least that slow. */
 static void note_call(int i, double t0, double dt) {
   g_seq++;
@@ -98,9 +135,11 @@ static void note_call(int i, double t0, double dt) {
   ret name params {                                        \
     static ret(*next) params;                              \
     if (next == NULL) next = (ret(*) params)real(#name);   \
+    nest n_ = nest_enter(P_##name);                        \
     double t0 = now_ns();                                  \
     ret r_ = next args;                                    \
     double dt_ = now_ns() - t0;                            \
+    nest_leave(P_##name, n_, dt_);                         \
     g_ns[P_##name] += dt_;                                 \
     if (dt_ > g_max_ns[P_##name]) g_max_ns[P_##name] = dt_; \
     g_calls[P_##name]++;                                   \
@@ -192,12 +231,19 @@ WRAP(AOTITorchError, aoti_torch_get_current_cuda_stream,
 __attribute__((destructor)) static void report(void) {
   const char *c = getenv("AOTRUN_PROFILE_CALLS");
   double per = c != NULL && atof(c) > 0 ? atof(c) : 1;
-  fprintf(stderr, "call_profile: %-36s %10s %12s %9s %9s %10s\n",
-          "function", "calls", "total us", "calls/x", "us/x", "max us");
-  for (int i = 0; i < P_COUNT; i++)
-    if (g_calls[i] != 0)
-      fprintf(stderr,
-              "call_profile: %-36s %10llu %12.1f %9.2f %9.3f %10.1f\n",
-              kNames[i], g_calls[i], g_ns[i] / 1e3, g_calls[i] / per,
-              g_ns[i] / 1e3 / per, g_max_ns[i] / 1e3);
+  fprintf(stderr, "call_profile: %-36s %10s %12s %9s %9s %10s %11s  %s\n",
+          "function", "calls", "total us", "calls/x", "us/x", "max us",
+          "self us/x", "inside");
+  for (int i = 0; i < P_COUNT; i++) {
+    if (g_calls[i] == 0) continue;
+    char inside[96] = "-";
+    if (g_inside[i] != 0)
+      snprintf(inside, sizeof inside, "%llu, in %s", g_inside[i],
+               kNames[g_outer[i]]);
+    fprintf(stderr,
+            "call_profile: %-36s %10llu %12.1f %9.2f %9.3f %10.1f %11.3f  %s\n",
+            kNames[i], g_calls[i], g_ns[i] / 1e3, g_calls[i] / per,
+            g_ns[i] / 1e3 / per, g_max_ns[i] / 1e3, g_self_ns[i] / 1e3 / per,
+            inside);
+  }
 }

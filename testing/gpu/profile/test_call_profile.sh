@@ -16,10 +16,30 @@ probe() {
     "$@" "$PROBE"
 }
 
+# A function's table row: "NAME inside: " and its last column(s).
+inside() {
+  probe 2>&1 | awk -v f="$1" '$1 == "call_profile:" && $2 == f && NF >= 9 {
+    s = ""; for (i = 9; i <= NF; i++) s = s (i > 9 ? " " : "") $i
+    print f " inside: " s }'
+}
+# The guard's row: total us (column 4) >= self us/x (column 8) with
+# AOTRUN_PROFILE_CALLS=1, the default.
+self_check() {
+  probe 2>&1 | awk '$2 == "aoti_torch_create_cuda_stream_guard" && NF >= 9 {
+    print ($4 + 0 >= $8 + 0 ? "self ok" : "self above total: " $0) }'
+}
+
 expect 0 "probe done" probe
-expect 0 "call_profile: cudaGetDevice                                 3" probe
+# Three calls of its own, one inside the shim's stream guard.
+expect 0 "call_profile: cudaGetDevice                                 4" probe
 expect 0 "call_profile: slow: cudaGetDevice call 3 (wrapped call 3, at " \
   probe AOTRUN_PROFILE_SLOW_US=0
+# The call made inside another is counted and its caller named; the
+# caller's own row has none inside, and its self time is at most its
+# total (the nested call taken out).
+expect 0 "^cudaGetDevice inside: 1, in aoti_torch_create_cuda_stream_guard" inside cudaGetDevice
+expect 0 "^aoti_torch_create_cuda_stream_guard inside: -" inside aoti_torch_create_cuda_stream_guard
+expect 0 "^self ok" self_check
 refute "call_profile: slow:" probe
 refute "call_profile: slow:" probe AOTRUN_PROFILE_SLOW_US=1000000000
 refute "call_profile: slow:" probe AOTRUN_PROFILE_SLOW_US=
