@@ -3,13 +3,16 @@
 reports (the GPU check depends on it: a parser that finds no kernel names
 printed "kernels named: -" on the H200 and hid which kernel initcheck
 blamed) and of its case order. Report lines are in the formats
-compute-sanitizer 2025.x prints (CUDA 13)."""
+compute-sanitizer 2025.x prints (CUDA 13). Also: the kernels left
+uninstrumented, a run killed at its timeout, and the eager GEMM probe's
+arguments and program (sanitize_eager.py)."""
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sanitize  # noqa: E402
+import sanitize_eager  # noqa: E402
 
 INITCHECK = """\
 ========= COMPUTE-SANITIZER
@@ -57,19 +60,19 @@ for bad in ("", "graphs", "nograph,cuda"):
     except ValueError as e:
         check("refusal names the argument %r" % bad, repr(bad) in str(e), True)
 
-check("gemm probe", sanitize.parse_gemm("4096,512,1536,bfloat16"),
+check("gemm probe", sanitize_eager.parse_gemm("4096,512,1536,bfloat16"),
       {"m": 4096, "k": 512, "n": 1536, "dtype": "bfloat16", "zeroed": False})
-check("gemm probe zeroed", sanitize.parse_gemm("8,4,2,float32,zeroed")["zeroed"], True)
+check("gemm probe zeroed", sanitize_eager.parse_gemm("8,4,2,float32,zeroed")["zeroed"], True)
 for bad, part in (("4096,512,1536", "M,K,N,DTYPE"), ("a,512,1536,bfloat16", "integers"),
                   ("0,512,1536,bfloat16", "at least 1"), ("8,4,2,int8", "'int8'"),
                   ("8,4,2,float32,zero", "'zero'")):
     try:
-        sanitize.parse_gemm(bad)
+        sanitize_eager.parse_gemm(bad)
         check("refused %r" % bad, "accepted", "ValueError")
     except ValueError as e:
         check("refusal of %r names %s" % (bad, part), part in str(e) and bad in str(e), True)
-plain = sanitize.gemm_probe_code(sanitize.parse_gemm("8,4,2,bfloat16"))
-zeroed = sanitize.gemm_probe_code(sanitize.parse_gemm("8,4,2,bfloat16,zeroed"))
+plain = sanitize_eager.gemm_probe_code(sanitize_eager.parse_gemm("8,4,2,bfloat16"))
+zeroed = sanitize_eager.gemm_probe_code(sanitize_eager.parse_gemm("8,4,2,bfloat16,zeroed"))
 check("probe code compiles", [compile(c, "probe", "exec") is not None for c in (plain, zeroed)],
       [True, True])
 check("plain probe: linear, no fill", ("functional.linear(x, w, b)" in plain, "zeros" in plain),
