@@ -25,6 +25,7 @@
 #include "shim_lib/fallback/gemm.h"
 #include "shim_lib/fallback/gemm_lt.h"
 #include "shim_lib/fallback/kernel_options.h"
+#include "shim_lib/fallback/sanitizer_marks.h"
 
 static aotrun_fb_matrix transposed(const aotrun_fb_matrix *x) {
   aotrun_fb_matrix t = *x;
@@ -344,6 +345,10 @@ static AOTITorchError run_on_stream(aotrun_fb_gemm *g, aotrun_fb_temps *temps,
                             &ran);
   }
   if (!err && !ran) err = plain_gemm(g, &p, stream, &a, &b, &target, ldc, beta);
+  /* cuBLAS's TMA stores are invisible to initcheck: say what it wrote. */
+  if (!err)
+    aotrun_fb_mark_written(stream, target.data, g->batch, p.m, p.n, ldc,
+                           target.batch_stride, g->out_elem_size);
   if (!err && !fused && g->act != AOTRUN_FB_ACT_NONE)
     err = separate_activation(g, &p, &target, ldc, stream);
   if (err) return err;

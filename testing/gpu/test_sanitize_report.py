@@ -80,10 +80,12 @@ check("plain probe: linear, no fill", ("functional.linear(x, w, b)" in plain, "z
 check("zeroed probe: fill, then the GEMM into it",
       ("torch.zeros(8, 2" in zeroed, "out=y" in zeroed), (True, True))
 
-check("no exclusion", sanitize.tool_args("initcheck"), ["--tool", "initcheck"])
+check("no exclusion; NVTX on for the shim's marks", sanitize.tool_args("initcheck"),
+      ["--tool", "initcheck", "--nvtx", "yes"])
 check("excluded kernels uninstrumented",
       sanitize.tool_args("initcheck", ["split_transpose_view_1", "nvjet"]),
-      ["--tool", "initcheck", "--kernel-name-exclude", "kns=split_transpose_view_1",
+      ["--tool", "initcheck", "--nvtx", "yes",
+       "--kernel-name-exclude", "kns=split_transpose_view_1",
        "--kernel-name-exclude", "kns=nvjet"])
 check("memcheck keeps its leak check", sanitize.tool_args("memcheck", ["k"])[:4],
       ["--tool", "memcheck", "--leak-check", "full"])
