@@ -73,3 +73,7 @@ du -sh .gpu
 # The call profiler (testing/gpu/profile/call_profile.c), an LD_PRELOAD tool.
 gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I. -I/usr/local/cuda/include \
   testing/gpu/profile/call_profile.c -ldl -o .gpu/lib/libcall_profile.so
+# The crash reporter (testing/gpu/profile/crash_backtrace.c): native frames
+# of a process that dies where no gdb is (probe_torch_runner.py).
+gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC \
+  testing/gpu/profile/crash_backtrace.c -ldl -o .gpu/lib/libcrash_backtrace.so

@@ -13,9 +13,12 @@ benchmark's torch probe (no LD_LIBRARY_PATH, no LD_PRELOAD):
                 extracted from the package (the class under the package loader)
 
 Each records load and first-call seconds, or the error / signal with the
-last lines of stderr. With gdb on the machine, a loader that dies is run
-once more under gdb for a native backtrace.
-    python3 testing/gpu/probe_torch_runner.py --work /tmp/probe --out $OUT/probe_torch_runner.json
+last lines of stderr. A loader that dies is run once more for its native
+frames: under gdb where the machine has it, else with --preload's crash
+reporter (testing/gpu/profile/crash_backtrace.c, built into the bundle by
+build_gpu_bundle.sh) in LD_PRELOAD.
+    python3 testing/gpu/probe_torch_runner.py --work /tmp/probe --out $OUT/probe_torch_runner.json \
+        [--preload .gpu/lib/libcrash_backtrace.so]
 """
 import argparse
 import glob
@@ -85,6 +88,14 @@ def run(cmd, env, timeout):
         return 124, "", f"timeout after {timeout}s"
 
 
+def native_frames(cmd, env, preload):
+    """The crash reporter's lines from a rerun of `cmd` with it preloaded
+    (the signal, the fault address, one line per frame)."""
+    rc, out, err = run(cmd, dict(env, LD_PRELOAD=os.path.abspath(preload)), 180)
+    lines = [l for l in (out + err).splitlines() if l.startswith("crash_backtrace:")]
+    return lines[:80] or [f"no report (rc {rc}): {err[-300:]}"]
+
+
 def last_json(text):
     for line in reversed((text or "").splitlines()):
         try:
@@ -112,6 +123,8 @@ def main():
     ap.add_argument("--pt2")
     ap.add_argument("--so")
     ap.add_argument("--cubin-dir", default="")
+    ap.add_argument("--preload", default=None,
+                    help="libcrash_backtrace.so: native frames of a loader that dies")
     a = ap.parse_args()
     if a.worker == "export":
         return worker_export(a)
@@ -141,6 +154,8 @@ def main():
                 g = run(["gdb", "-batch", "-ex", "run", "-ex", "bt 40", "--args"] + cmd,
                         env, 300)
                 r["gdb_tail"] = (g[1] + g[2])[-6000:]
+            elif rc < 0 and a.preload:
+                r["native_frames"] = native_frames(cmd, env, a.preload)
             res.setdefault("load", []).append({"how": how, "args": extra, **r})
             print(how, rc, {k: r.get(k) for k in ("load_s", "first_call_s", "max_abs")},
                   flush=True)
