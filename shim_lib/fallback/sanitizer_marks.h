@@ -8,9 +8,10 @@
  * call, and the same for eager PyTorch; docs/reliability.md). After each
  * GEMM the shim marks the bytes of its result initialised through NVTX's
  * memory extension (nvtxMemCudaMarkInitialized, stream-ordered). Without a
- * tool attached NVTX's call does nothing; under compute-sanitizer it needs
- * --nvtx yes. Only the result's own elements are marked, never the gaps
- * between rows of a strided result.
+ * tool attached NVTX's call does nothing; compute-sanitizer reads it with
+ * --nvtx yes, its default since CUDA 12.0 (NVTX calls must come after the
+ * CUDA runtime is initialised: these follow a GEMM). Only the result's own
+ * elements are marked, never the gaps between rows of a strided result.
  */
 #ifndef AOTRUN_FALLBACK_SANITIZER_MARKS_H
 #define AOTRUN_FALLBACK_SANITIZER_MARKS_H
