@@ -385,6 +385,15 @@ static aotrun_graph_state *warmed_state(io *t) {
   return s;
 }
 
+/* Enabled, warmed up and captured: the next call replays. */
+static aotrun_graph_state *captured_state(io *t) {
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  make_io(t);
+  warm_and_capture(s, t);
+  return s;
+}
+
 /* ---- tests ---- */
 
 static void test_disabled_runs_directly(void **state) {
@@ -472,11 +481,8 @@ static void test_failed_warmup_call_does_not_count(void **state) {
 
 static void test_replay_refuses_other_size(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
-  warm_and_capture(s, &t);
+  aotrun_graph_state *s = captured_state(&t);
   int copies = F.copy_inputs, launches = F.launch;
   /* Same byte count, other shape: (2,3,4,4) -> (2,4,3,4). */
   t.in_shape[0][1] = 4;
@@ -505,11 +511,8 @@ static void test_replay_refuses_other_size(void **state) {
 
 static void test_replay_refuses_other_rank(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
-  warm_and_capture(s, &t);
+  aotrun_graph_state *s = captured_state(&t);
   t.in[0].ndim = 3;
   aotrun_error err;
   assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
@@ -519,11 +522,8 @@ static void test_replay_refuses_other_rank(void **state) {
 
 static void test_replay_refuses_other_dtype(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
-  warm_and_capture(s, &t);
+  aotrun_graph_state *s = captured_state(&t);
   t.in[1].dtype = (DLDataType){kDLFloat, 16, 1};
   aotrun_error err;
   assert_int_equal(call(s, &t, &err), AOTRUN_ERR_INVALID_ARGUMENT);
@@ -745,11 +745,8 @@ static void test_recapture_after_failed_capture_rearms(void **state) {
 
 static void test_disable_releases(void **state) {
   (void)state;
-  aotrun_graph_state *s = make_state();
-  aotrun_graph_state_set_enabled(s, 1);
   io t;
-  make_io(&t);
-  warm_and_capture(s, &t);
+  aotrun_graph_state *s = captured_state(&t);
   aotrun_graph_state_set_enabled(s, 0);
   assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
   assert_int_equal(aotrun_graph_state_num_releases(s), 1);
