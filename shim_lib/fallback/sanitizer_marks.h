@@ -8,10 +8,11 @@
  * call, and the same for eager PyTorch; docs/reliability.md). After each
  * GEMM the shim marks the bytes of its result initialised through NVTX's
  * memory extension (nvtxMemCudaMarkInitialized, stream-ordered). Without a
- * tool attached NVTX's call does nothing; compute-sanitizer reads it with
- * --nvtx yes, its default since CUDA 12.0 (NVTX calls must come after the
- * CUDA runtime is initialised: these follow a GEMM). Only the result's own
- * elements are marked, never the gaps between rows of a strided result.
+ * tool attached (no NVTX_INJECTION64_PATH) nothing is done, about 5 ns per
+ * GEMM; compute-sanitizer reads the marks with --nvtx yes, its default
+ * since CUDA 12.0 (NVTX calls must come after the CUDA runtime is
+ * initialised: these follow a GEMM). Only the result's own elements are
+ * marked, never the gaps between rows of a strided result.
  */
 #ifndef AOTRUN_FALLBACK_SANITIZER_MARKS_H
 #define AOTRUN_FALLBACK_SANITIZER_MARKS_H
@@ -39,8 +40,12 @@ AOTRUN_FB_HIDDEN size_t aotrun_fb_result_ranges(
     int64_t batch_stride, size_t elem_size, size_t first,
     aotrun_fb_range *out, size_t cap);
 
+/* Whether an NVTX tool is attached (NVTX_INJECTION64_PATH set when the
+ * process first asks; read once). */
+AOTRUN_FB_HIDDEN int aotrun_fb_nvtx_tool_attached(void);
+
 /* Marks the result's bytes initialised for a sanitizer, ordered on
- * `stream` after the work queued before it. */
+ * `stream` after the work queued before it; nothing without a tool. */
 AOTRUN_FB_HIDDEN void aotrun_fb_mark_written(cudaStream_t stream,
                                              const char *data, int64_t batch,
                                              int64_t rows, int64_t cols,
