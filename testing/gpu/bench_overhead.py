@@ -78,6 +78,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import bench_overhead_report  # noqa: E402  (the markdown section)
+import timed_run  # noqa: E402
 
 MODELS = ["mlp", "transformer", "cnn", "decoder", "mobilenet"]
 DESCRIPTIONS = {
@@ -460,18 +461,9 @@ class Budget:
 
 
 def sh(cmd, timeout, env=None):
-    """(rc, stdout, stderr); rc 124 on timeout, 127 when not runnable."""
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=max(1, timeout), env=env)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout or ""
-        if isinstance(out, bytes):
-            out = out.decode("utf-8", "replace")
-        return 124, out, f"timeout after {timeout:.0f}s"
-    except OSError as e:
-        return 127, "", f"cannot run {cmd[0]}: {e}"
+    """(rc, stdout, stderr); rc 124 on timeout (with what it printed), 127
+    when not runnable."""
+    return timed_run.run(cmd, timeout, env=env)
 
 
 def last_line(text):

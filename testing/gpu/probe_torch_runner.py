@@ -25,10 +25,12 @@ import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import timed_run  # noqa: E402
 
 
 def clean_env(cache):
@@ -81,11 +83,8 @@ def worker_load(a):
 
 
 def run(cmd, env, timeout):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return 124, "", f"timeout after {timeout}s"
+    """(rc, stdout, stderr); a run past its limit keeps what it printed."""
+    return timed_run.run(cmd, timeout, env=env)
 
 
 def native_frames(cmd, env, preload):

@@ -41,16 +41,13 @@ import numpy as np  # noqa: E402
 import compare  # noqa: E402
 import distribution  # noqa: E402
 import st_io  # noqa: E402
+import timed_run  # noqa: E402
 
 
 def sh(cmd, log, timeout=300, env=None):
     t0 = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           env=env)
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out = 124, f"timeout after {timeout}s: {e}"
+    rc, out, err = timed_run.run(cmd, timeout, env=env)
+    out += err
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n{out}\n[rc {rc}, {time.time() - t0:.1f}s]\n")
     return rc, out

@@ -36,12 +36,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_suite  # noqa: E402  (compare_calls: the e2e comparison)
+import timed_run  # noqa: E402
 
 TOOLS = {
     "memcheck": ["--tool", "memcheck", "--leak-check", "full"],
@@ -155,13 +155,8 @@ def run_tool(cmd, timeout):
     """(rc, output) of a sanitizer run; on a timeout rc 124 and what it
     printed before it was killed (the first reports name their kernels),
     then the timeout."""
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        def text(b):
-            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
-        return 124, text(e.stdout) + text(e.stderr) + f"\ntimeout after {timeout:.0f}s"
+    rc, out, err = timed_run.run(cmd, timeout)
+    return rc, out + err
 
 
 def error_count(text):
