@@ -43,6 +43,10 @@ Steps, under one time budget (--budget, default 540 s):
                             third export, aotrun's with GEMMs as autotuned
                             Triton kernels (no cuBLAS call per GEMM: issue
                             12's no-graph gap is cuBLAS's host time)
+      aotrun_small_{nograph,graph}_device
+                            with --small-gemm only: the same for an export
+                            with small GEMMs (M or N <= 16) as fused Triton
+                            reductions (passes/small_gemm.py)
       floor                 .gpu/bin/launch_floor (one launch + sync, N plain
                             launches + sync, a graph of N kernels + sync,
                             256-byte copies + sync)
@@ -81,6 +85,22 @@ import bench_overhead_report  # noqa: E402  (the markdown section)
 import timed_run  # noqa: E402
 
 MODELS = ["mlp", "transformer", "cnn", "decoder", "mobilenet"]
+
+# aotrun's exports: kind -> (program folder, export_program options).
+AOTRUN_EXPORTS = {
+    "aotrun": ("program", {}),
+    "aotrun_triton": ("program_triton", {"triton_gemm": True}),
+    "aotrun_small": ("program_small", {"small_gemm": True}),
+}
+
+
+def export_kind_of(variant):
+    """The aotrun export a bench variant runs."""
+    if "_triton_" in variant:
+        return "aotrun_triton"
+    if "_small_" in variant:
+        return "aotrun_small"
+    return "aotrun"
 DESCRIPTIONS = {
     "mlp": "MLP 64->128->16 (Linear, ReLU, Linear), batch 4",
     "transformer": "transformer block d=512, 8 heads, T=128, causal, batch 1",
@@ -283,7 +303,7 @@ def worker_export(a):
         d = os.path.join(a.work, a.model)
         os.makedirs(d, exist_ok=True)
         module, args = build_model(a.model)
-        if a.kind in ("aotrun", "aotrun_triton"):
+        if a.kind in AOTRUN_EXPORTS:
             sys.path.insert(0, os.path.join(ROOT, "backend_cuda", "export"))
             from aotrun_export import export_program
             ins = []
@@ -293,14 +313,14 @@ def worker_export(a):
                 np.save(p, x.detach().cpu().numpy())
                 ins.append(p)
             res["inputs"] = ins
-            triton = a.kind == "aotrun_triton"  # GEMMs as Triton kernels
-            prog = os.path.join(d, "program_triton" if triton else "program")
+            folder, options = AOTRUN_EXPORTS[a.kind]
+            prog = os.path.join(d, folder)
             shim = os.path.join(a.bundle, "lib", "libaotrun_shim.so")
             t0 = time.time()
             with torch.no_grad():
                 export_program({"forward": (module, args)}, prog,
                                shim_exports=[shim] if os.path.exists(shim) else None,
-                               keep_packages=True, triton_gemm=triton,
+                               keep_packages=True, **options,
                                log=lambda s: print(s, flush=True))
             res["seconds"] = time.time() - t0
             res["program"] = prog
@@ -524,13 +544,16 @@ def subprocess_env(bundle):
 
 
 def export_kinds(a):
-    """aotrun's export, torch's default one unless skipped, and aotrun's
-    with GEMMs as Triton kernels with --triton-gemm."""
+    """aotrun's export, torch's default one unless skipped, aotrun's with
+    GEMMs as Triton kernels with --triton-gemm, and with small GEMMs as
+    reductions with --small-gemm."""
     kinds = ["aotrun"]
     if not a.skip_torch_default:
         kinds.append("torch_default")
     if getattr(a, "triton_gemm", False):
         kinds.append("aotrun_triton")
+    if getattr(a, "small_gemm", False):
+        kinds.append("aotrun_small")
     return kinds
 
 
@@ -711,7 +734,7 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
                  options=()):
     """Runs aotrun bench --json (with --option for each of `options`);
     returns its parsed JSON (raises on error)."""
-    kind = "aotrun_triton" if "_triton_" in variant else "aotrun"
+    kind = export_kind_of(variant)
     exp = mres["export"].get(kind, {})
     if "program" not in exp:
         raise Recorded("no aotrun program (export failed: "
@@ -985,6 +1008,11 @@ def main(argv=None):
                          "--triton-gemm (GEMMs as autotuned Triton kernels, "
                          "no cuBLAS call per GEMM) and run it, device I/O, "
                          "without and with graphs")
+    ap.add_argument("--small-gemm", action="store_true",
+                    help="also export each model with the exporter's "
+                         "--small-gemm (small GEMMs as fused Triton "
+                         "reductions, no cuBLAS call for them) and run it, "
+                         "device I/O, without and with graphs")
     ap.add_argument("--iters", type=int, default=300, help="timed calls per figure")
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--floor-reps", type=int, default=2000)
@@ -1011,6 +1039,9 @@ def main(argv=None):
     if a.triton_gemm:
         VARIANTS.extend(["aotrun_triton_nograph_device",
                          "aotrun_triton_graph_device"])
+    if a.small_gemm:
+        VARIANTS.extend(["aotrun_small_nograph_device",
+                         "aotrun_small_graph_device"])
     a.models = [m for m in a.models.split(",") if m]
     bad = [m for m in a.models if m not in MODELS]
     if bad:
@@ -1020,7 +1051,7 @@ def main(argv=None):
     budget = Budget(a.budget)
     os.makedirs(a.out, exist_ok=True)
     os.makedirs(a.work, exist_ok=True)
-    for kind in ("aotrun", "torch_default", "aotrun_triton"):  # export times from an empty cache
+    for kind in ["torch_default", *AOTRUN_EXPORTS]:  # export times from an empty cache
         shutil.rmtree(os.path.join(a.work, f"inductor-cache-{kind}"),
                       ignore_errors=True)
     results = {

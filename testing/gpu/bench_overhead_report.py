@@ -146,12 +146,29 @@ def _floor_at(floor, key, n):
     return (floor.get(key) or {}).get(str(n))
 
 
-def triton_export_lines(res):
-    """With --triton-gemm: each model's export with GEMMs as Triton kernels
-    (time, kernels per call), or why it failed."""
+EXTRA_EXPORTS = {
+    "aotrun_triton": "aotrun's export with `--triton-gemm` (GEMMs as "
+                     "autotuned Triton kernels, max_autotune; its own "
+                     "inductor cache)",
+    "aotrun_small": "aotrun's export with `--small-gemm` (GEMMs with M or N "
+                    "<= 16 as fused Triton reductions; its own inductor "
+                    "cache)",
+}
+
+
+def extra_export_lines(res):
+    """Each extra export of aotrun's (--triton-gemm, --small-gemm): per
+    model its time and kernels per call, or why it failed."""
+    lines = []
+    for kind in EXTRA_EXPORTS:
+        lines += _extra_export_lines(res, kind)
+    return lines
+
+
+def _extra_export_lines(res, kind):
     parts = []
     for name, m in res.get("models", {}).items():
-        t = m.get("export", {}).get("aotrun_triton")
+        t = m.get("export", {}).get(kind)
         if not t:
             continue
         if "seconds" in t:
@@ -164,9 +181,7 @@ def triton_export_lines(res):
                          t.get("error", "not run").replace("|", "/")[:100])
     if not parts:
         return []
-    return ["aotrun's export with `--triton-gemm` (GEMMs as autotuned Triton "
-            "kernels, max_autotune; its own inductor cache): " +
-            "; ".join(parts) + ".", ""]
+    return [EXTRA_EXPORTS[kind] + ": " + "; ".join(parts) + ".", ""]
 
 
 def render_markdown(res, variants):
@@ -230,7 +245,9 @@ def render_markdown(res, variants):
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",
                   "aotrun_lt_graph_device": "aotrun + graph, device I/O, AOTRUN_GEMM_LT=1",
                   "aotrun_triton_nograph_device": "aotrun, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
-                  "aotrun_triton_graph_device": "aotrun + graph, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)"}
+                  "aotrun_triton_graph_device": "aotrun + graph, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
+                  "aotrun_small_nograph_device": "aotrun, device I/O, small GEMMs as Triton reductions (exported with --small-gemm)",
+                  "aotrun_small_graph_device": "aotrun + graph, device I/O, small GEMMs as Triton reductions (exported with --small-gemm)"}
         for var in variants:
             vr = v.get(var) or {}
             if vr.get("median_us") is None and vr.get("error"):
@@ -293,7 +310,7 @@ def render_markdown(res, variants):
              "`last_gpu_time_ns` (CUDA events around execute) in a separate "
              "run; '-' where the backend does not report it.")
     L.append("")
-    L += triton_export_lines(res)
+    L += extra_export_lines(res)
     if floor:
         L.append("Floor (launch_floor, median us, host wall time + "
                  "cudaStreamSynchronize):")

@@ -19,7 +19,8 @@ SOURCE is one of:
                                                    dynamic_shapes, strict,
                                                    triton_gemm,
                                                    attention_math,
-                                                   inductor_configs
+                                                   inductor_configs,
+                                                   small_gemm
                         an ExportedProgram, or {"forward": ExportedProgram}
   FILE.pt2            a program saved with torch.export.save (method
                       "forward", or --method NAME); its dynamic shapes are
@@ -44,7 +45,7 @@ from .program_meta import ExportError
 from .shim_check import MissingShimFunctions, ProxyExecutorCalls
 
 _KWARGS = ("dynamic_shapes", "strict", "triton_gemm", "attention_math",
-           "inductor_configs")
+           "inductor_configs", "small_gemm")
 
 
 class UsageError(Exception):
@@ -184,6 +185,10 @@ def _parser():
                    "exported names (repeatable); checks every library")
     p.add_argument("--triton-gemm", action="store_true",
                    help="GEMMs as autotuned Triton kernels")
+    p.add_argument("--small-gemm", action="store_true",
+                   help="small matrix products (M or N <= 16, static sizes) "
+                   "as fused Triton reductions, no cuBLAS call: less host "
+                   "time per call for tiny MLPs and decode steps")
     p.add_argument("--no-math-attention", action="store_true",
                    help="always keep fused SDPA kernels (needs the attention "
                    "shims); the default keeps them where the shim covers "
@@ -222,6 +227,8 @@ def main(argv=None) -> int:
         methods, kwargs = load_source(source, a.method)
         if a.triton_gemm:
             kwargs["triton_gemm"] = True
+        if a.small_gemm:
+            kwargs["small_gemm"] = True
         if a.no_math_attention and a.math_attention:
             raise UsageError("give --math-attention or --no-math-attention, "
                              "not both")

@@ -125,13 +125,15 @@ def export_method(fn, args, kwargs, *, dynamic_shapes, strict):
 
 def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                    attention_math, inductor_configs, strict, work_dir, log,
-                   skip_passes=(), shim_exports=None, deterministic=False):
+                   skip_passes=(), shim_exports=None, deterministic=False,
+                   small_gemm=False):
     """torch.export + the exporter passes + AOTInductor for one method.
     attention_math: True (SDPA as bmm + softmax), False (fused SDPA shims)
     or None (fused where the shim covers every call: attention_mode.py);
     shim_exports: the shim's exported names, or None when unknown.
     deterministic: trace and compile under torch.use_deterministic_algorithms
     (determinism.py).
+    small_gemm: run the opt-in small_gemm pass (passes/small_gemm.py).
     Returns (exported program after the passes, PackageModel, notes)."""
     import torch
 
@@ -143,7 +145,8 @@ def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
                 work_dir=work_dir, log=log, skip_passes=skip_passes,
-                shim_exports=shim_exports, deterministic=deterministic)
+                shim_exports=shim_exports, deterministic=deterministic,
+                small_gemm=small_gemm)
     grad = torch.is_grad_enabled()  # thread-local: carried to the worker
     if threading.current_thread() is threading.main_thread():
         return run(grad)
@@ -167,26 +170,29 @@ def _torch_worker():
 
 
 def _trace(name, fn, args, kwargs, *, dynamic_shapes, strict, skip_passes,
-           math):
+           enable_passes, math):
     with _attention_context(math):
         ep = export_method(fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                            strict=strict)
         try:
-            return run_passes(ep, skip=skip_passes)
+            return run_passes(ep, skip=skip_passes, enable=enable_passes)
         except PassError as e:
             raise ExportError(f"method '{name}': {e}") from e
 
 
 def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                     attention_math, inductor_configs, strict, work_dir, log,
-                    skip_passes, shim_exports=None, deterministic=False):
+                    skip_passes, shim_exports=None, deterministic=False,
+                    small_gemm=False):
     import torch
     math, attn_note = attention_mode.resolve(
         attention_math, shim_exports,
         attention_mode.on_cuda(fn, args, kwargs))
     trace = functools.partial(_trace, name, fn, args, kwargs,
                               dynamic_shapes=dynamic_shapes, strict=strict,
-                              skip_passes=skip_passes)
+                              skip_passes=skip_passes,
+                              enable_passes=("small_gemm",) if small_gemm
+                              else ())
     ep, notes = trace(math=math)
     if not math and attention_math is None:
         uncovered = attention_mode.uncovered_calls(ep, shim_exports)
@@ -229,6 +235,7 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                    keep_packages: bool = False,
                    skip_passes: Sequence[str] = (),
                    deterministic: bool = False,
+                   small_gemm: bool = False,
                    log: Callable[[str], None] = print) -> dict:
     """Exports each method and writes the program directory `out_dir`.
 
@@ -249,6 +256,9 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
       accumulating ops become aotrun's deterministic shims (determinism.py).
     skip_passes: names of exporter passes to leave out (passes/__init__.py;
       for tests and diagnosis: the passes make programs correct).
+    small_gemm: small matrix products (M or N <= 16, static) as fused Triton
+      reductions instead of cuBLAS calls (passes/small_gemm.py): less host
+      time per call where GEMMs are tiny.
     Returns the manifest dict. Nothing is left in out_dir on failure.
     """
     import torch
@@ -285,7 +295,8 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                 triton_gemm=triton_gemm, attention_math=attention_math,
                 inductor_configs=inductor_configs, strict=strict,
                 work_dir=work, log=log, skip_passes=skip_passes,
-                shim_exports=exports, deterministic=deterministic)
+                shim_exports=exports, deterministic=deterministic,
+                small_gemm=small_gemm)
             manifest["methods"][name] = _method_entry(
                 name, ep, pkg, stage, weights, notes, exports)
         if weights:

@@ -8,10 +8,20 @@
 # as it happens (init's included; the bench's "init" line tells them apart).
 #   bash testing/gpu/profile/profile_case.sh BUNDLE SUITE CASE [ITERATIONS]
 # (BUNDLE: the unpacked .gpu; SUITE: testing/gpu/export_suite.py's output.)
+# A model of bench_overhead.py: SUITE its --work folder's model (e.g.
+# /tmp/aotrun-bench-overhead/decoder), CASE `program`; its inputs are the
+# model folder's inputs/in0.npy, in1.npy, ...
 set -uo pipefail
 B=$1; S=$2; C=$3; N=${4:-3000}
 prog=$S/$C
-inputs=$(python3 -c 'import json,sys; print(" ".join("--input " + sys.argv[1] + "/" + p for p in json.load(open(sys.argv[1] + "/case.json"))["methods"]["forward"]["inputs"]))' "$prog")
+if [ -f "$prog/case.json" ]; then
+  inputs=$(python3 -c 'import json,sys; print(" ".join("--input " + sys.argv[1] + "/" + p for p in json.load(open(sys.argv[1] + "/case.json"))["methods"]["forward"]["inputs"]))' "$prog")
+elif [ -f "$S/inputs/in0.npy" ]; then
+  inputs=""; i=0
+  while [ -f "$S/inputs/in$i.npy" ]; do inputs="$inputs --input $S/inputs/in$i.npy"; i=$((i + 1)); done
+else
+  echo "profile_case: neither $prog/case.json nor $S/inputs/in0.npy" >&2; exit 2
+fi
 for mode in nograph graph; do
   opt=(); [ "$mode" = graph ] && opt=(--option enable_cuda_graph_for_method=forward)
   echo "== $C $mode: aotrun bench --device-io --no-gpu-time, $N iterations"

@@ -13,6 +13,10 @@ them and writes them into the method's manifest notes):
 3. float_item: float/bool `.item()` values reach kernels as 0-d tensors;
 4. masked_copy: `out[mask] = src[mask]` becomes `torch.where`.
 
+Opt-in (`run_passes(..., enable=("small_gemm",))`, the exporter's
+`small_gemm=True`): small_gemm: small matrix products become a multiply and
+a sum that Inductor fuses (small_gemm.py).
+
 Compile-time decisions that are not graph rewrites: written_buffers.py
 (constant folding off for programs that write buffers) and linking.py
 (`-Wl,--as-needed`). Tracing aid: distribution_checks.py.
@@ -27,9 +31,10 @@ from .float_item import float_item_to_tensor
 from .graph_utils import PassError
 from .linking import as_needed_linking
 from .masked_copy import masked_copy_to_where
+from .small_gemm import small_gemms_to_reductions
 from .written_buffers import constant_folding_decision
 
-__all__ = ["PassError", "run_passes", "GRAPH_PASSES",
+__all__ = ["PassError", "run_passes", "GRAPH_PASSES", "OPT_IN_PASSES",
            "distribution_checks_as_asserts", "as_needed_linking",
            "constant_folding_decision"]
 
@@ -40,17 +45,28 @@ GRAPH_PASSES: List[Tuple[str, Callable]] = [
     ("masked_copy", masked_copy_to_where),
 ]
 
+# Run after GRAPH_PASSES, only when named in run_passes' `enable`.
+OPT_IN_PASSES: List[Tuple[str, Callable]] = [
+    ("small_gemm", small_gemms_to_reductions),
+]
 
-def run_passes(ep, skip=()) -> Tuple[object, List[str]]:
+
+def run_passes(ep, skip=(), enable=()) -> Tuple[object, List[str]]:
     """(the rewritten program, one note per pass that changed it). `skip`
     names passes to leave out (tests show what each one prevents);
-    "decompositions" also skips functionalization."""
+    "decompositions" also skips functionalization. `enable` names the
+    opt-in passes to run."""
+    unknown = set(enable) - {name for name, _ in OPT_IN_PASSES}
+    if unknown:
+        raise ValueError(f"unknown opt-in passes {sorted(unknown)}; known: "
+                         f"{[name for name, _ in OPT_IN_PASSES]}")
     notes: List[str] = []
     if "decompositions" not in skip:
         ep, summary = functionalize_and_decompose(ep)
         if summary:
             notes.append(f"pass decompositions: {summary}")
-    for name, fn in GRAPH_PASSES:
+    chosen = GRAPH_PASSES + [(n, f) for n, f in OPT_IN_PASSES if n in enable]
+    for name, fn in chosen:
         if name in skip:
             continue
         summary: Optional[str] = fn(ep)

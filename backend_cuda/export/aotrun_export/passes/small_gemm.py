@@ -1,0 +1,191 @@
+"""Pass (opt-in: `export_program(small_gemm=True)`, `--small-gemm`): small
+matrix products become a broadcast multiply and a sum, which Inductor
+compiles into its own Triton reduction, fused with the bias, activation or
+cast around it.
+
+Guarantee: in every graph of the program, each
+
+* `aten.mm(a, b)`            a [M, K], b [K, N]
+* `aten.addmm(c, a, b, beta=, alpha=)`
+* `aten.bmm(a, b)`           a [B, M, K], b [B, K, N]
+* `aten.linear(x, w, bias)`  x [..., K], w [N, K]; M the rows of x
+* `aten.matmul(a, b)`        as mm (both 2-D) or bmm (both 3-D, one batch)
+
+whose sizes are all static, whose operands share one dtype of float32,
+float16 or bfloat16, with M or N at most MAX_SKINNY and B*M*N*K at most
+MAX_MACS, is rewritten to sum_k a[.., m, k] * b[.., k, n] computed in
+float32 and cast back to the dtype (addmm: alpha * that + beta * c in
+float32, c left out when beta is 0, as ATen does). The products are
+those of the GEMM; the float32 sum runs in another order than cuBLAS's
+accumulation, so results agree to rounding, not bit for bit. Anything else
+(dynamic sizes, float64, integer or mixed dtypes, larger products) stays a
+GEMM on cuBLAS.
+
+Why: each cuBLAS call costs the host 4 to 6 us (`cublasGemmEx`,
+`cublasLtMatmul`), about twice a kernel launch, and on a small MLP or a
+decode step (M = 1) that is most of a call without a CUDA graph. Such
+products are memory bound: a reduction kernel reads the same bytes, and
+Inductor fuses it with its neighbours, so the program also launches fewer
+kernels. Inductor makes the same rewrite itself for M == 1 or N == 1 when
+`coordinate_descent_tuning` is on (torch/_inductor/decomposition.py, `mm`).
+"""
+
+from typing import List, Optional
+
+from .graph_utils import finish, graph_modules, insert_before, meta_val, \
+    retarget
+
+MAX_SKINNY = 16        # rows (M) or columns (N) of the product
+MAX_MACS = 1 << 23     # B*M*N*K multiply-adds
+
+
+def _aten():
+    import torch
+    return torch.ops.aten
+
+
+def _static_sizes(t) -> Optional[List[int]]:
+    try:
+        return [int(s) for s in t.shape] if all(
+            isinstance(s, int) for s in t.shape) else None
+    except TypeError:
+        return None
+
+
+def _operands(node):
+    """(kind, a, b, c, beta, alpha) of a supported product node, else None;
+    for linear, b is the weight [N, K]."""
+    aten = _aten()
+    if node.op != "call_function":
+        return None
+    if node.target in (aten.mm.default, aten.bmm.default) and \
+            len(node.args) == 2 and not node.kwargs:
+        kind = "mm" if node.target is aten.mm.default else "bmm"
+        return kind, node.args[0], node.args[1], None, 1, 1
+    if node.target is aten.addmm.default and len(node.args) == 3 and \
+            not set(node.kwargs) - {"beta", "alpha"}:
+        return ("addmm", node.args[1], node.args[2], node.args[0],
+                node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1))
+    if node.target is aten.matmul.default and len(node.args) == 2 and \
+            not node.kwargs:
+        va, vb = meta_val(node.args[0]), meta_val(node.args[1])
+        dims = (getattr(va, "ndim", 0), getattr(vb, "ndim", 0))
+        if dims == (2, 2):
+            return "mm", node.args[0], node.args[1], None, 1, 1
+        if dims == (3, 3) and va.shape[0] == vb.shape[0]:
+            return "bmm", node.args[0], node.args[1], None, 1, 1
+        return None
+    if node.target is aten.linear.default and 2 <= len(node.args) <= 3 and \
+            not node.kwargs:
+        bias = node.args[2] if len(node.args) == 3 else None
+        return "linear", node.args[0], node.args[1], bias, 1, 1
+    return None
+
+
+def is_small(kind, a, b, c=None) -> bool:
+    """The product is small enough, static and of one float dtype."""
+    import torch
+    va, vb = meta_val(a), meta_val(b)
+    vals = [va, vb] + ([meta_val(c)] if c is not None else [])
+    if any(not isinstance(v, torch.Tensor) for v in vals):
+        return False
+    if len({v.dtype for v in vals}) != 1 or va.dtype not in (
+            torch.float32, torch.float16, torch.bfloat16):
+        return False
+    sizes = [_static_sizes(v) for v in vals]
+    if any(s is None for s in sizes):
+        return False
+    sa, sb = sizes[0], sizes[1]
+    if kind == "linear":
+        if len(sa) < 1 or len(sb) != 2:
+            return False
+        batch, m, k, n = 1, 1, sa[-1], sb[0]
+        for d in sa[:-1]:
+            m *= d
+    else:
+        batch = sa[0] if kind == "bmm" else 1
+        m, k, n = sa[-2], sa[-1], sb[-1]
+    return min(m, n) <= MAX_SKINNY and batch * m * n * k <= MAX_MACS
+
+
+def _steps(kind, a, b, c, beta, alpha, dtype):
+    """The rewrite as (target, args, kwargs) steps, in order; an argument
+    ("ref", j) stands for step j's result."""
+    import torch
+    aten = _aten()
+    steps = []
+
+    def add(target, *args, **kwargs):
+        steps.append((target, args, kwargs))
+        return ("ref", len(steps) - 1)
+
+    def f32(x):
+        if meta_val(x).dtype == torch.float32:
+            return x
+        return add(aten._to_copy.default, x, dtype=torch.float32)
+
+    if kind == "linear":
+        # [..., 1, K] * [N, K] summed over K: both read along K.
+        left = add(aten.unsqueeze.default, f32(a), -2)
+        out = add(aten.sum.dim_IntList, add(aten.mul.Tensor, left, f32(b)),
+                  [-1])
+    else:
+        # [.., M, K, 1] * [.., 1, K, N] summed over K.
+        batched = kind == "bmm"
+        left = add(aten.unsqueeze.default, f32(a), 3 if batched else 2)
+        right = add(aten.unsqueeze.default, f32(b), 1 if batched else 0)
+        out = add(aten.sum.dim_IntList, add(aten.mul.Tensor, left, right),
+                  [2 if batched else 1])
+    if alpha != 1:
+        out = add(aten.mul.Tensor, out, alpha)
+    if c is not None and beta != 0:
+        bias = f32(c)
+        if beta != 1:
+            bias = add(aten.mul.Tensor, bias, beta)
+        out = add(aten.add.Tensor, out, bias)
+    if dtype != torch.float32:
+        add(aten._to_copy.default, out, dtype=dtype)
+    return steps
+
+
+def _rewrite(node, kind, a, b, c, beta, alpha) -> None:
+    """New nodes before `node` for all steps but the last, which `node`
+    itself takes over (its name may be a program output's)."""
+    steps = _steps(kind, a, b, c, beta, alpha, meta_val(node).dtype)
+    made = []
+
+    def resolve(x):
+        if isinstance(x, tuple) and len(x) == 2 and x[0] == "ref":
+            return made[x[1]]
+        return x
+    for i, (target, args, kwargs) in enumerate(steps):
+        args = [resolve(x) for x in args]
+        if i + 1 < len(steps):
+            made.append(insert_before(node, target, args, kwargs))
+        else:
+            retarget(node, target, args, kwargs)
+
+
+def small_gemms_to_reductions(ep) -> Optional[str]:
+    """Rewrites the small products of every graph; a summary, or None when
+    none was found."""
+    counts = {"linear": 0, "mm": 0, "addmm": 0, "bmm": 0}  # matmul: mm, bmm
+    changed = []
+    for gm in graph_modules(ep):
+        found = []
+        for node in list(gm.graph.nodes):
+            ops = _operands(node)
+            if ops is not None and is_small(*ops[:4]):
+                found.append((node, ops))
+        for node, ops in found:
+            _rewrite(node, *ops)
+            counts[ops[0]] += 1
+        if found:
+            changed.append(gm)
+    if not changed:
+        return None
+    finish(ep, changed)
+    done = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+    return (f"{done} with M or N <= {MAX_SKINNY} and at most {MAX_MACS} "
+            "multiply-adds became float32 multiply + sum (Triton, fused; "
+            "no cuBLAS call)")
