@@ -239,32 +239,33 @@ def test_models_run_eagerly_on_cpu(bo):
         assert len(ep.graph_signature.user_inputs) == 3
 
 
-def test_small_gemm_variants(bo, monkeypatch):
-    """--small-gemm: another export kind, aotrun's with small GEMMs as
-    fused reductions (export_program(small_gemm=True)); its variants bench
-    that program; its export line is in the report."""
-    a = types.SimpleNamespace(skip_torch_default=True, small_gemm=True)
-    assert bo.export_kinds(a) == ["aotrun", "aotrun_small"]
-    assert bo.AOTRUN_EXPORTS["aotrun_small"] == ("program_small",
-                                                 {"small_gemm": True})
-    assert bo.export_kind_of("aotrun_small_graph_device") == "aotrun_small"
+def test_cublas_gemm_variants(bo, monkeypatch):
+    """--cublas-gemm: another export kind, aotrun's with every GEMM on
+    cuBLAS (export_program(small_gemm=False)); its variants bench that
+    program; its export line is in the report."""
+    a = types.SimpleNamespace(skip_torch_default=True, cublas_gemm=True)
+    assert bo.export_kinds(a) == ["aotrun", "aotrun_cublas"]
+    assert bo.AOTRUN_EXPORTS["aotrun_cublas"] == ("program_cublas",
+                                                  {"small_gemm": False})
+    assert bo.AOTRUN_EXPORTS["aotrun"] == ("program", {})
+    assert bo.export_kind_of("aotrun_cublas_graph_device") == "aotrun_cublas"
     assert bo.export_kind_of("aotrun_lt_nograph_device") == "aotrun"
     calls = fake_bench(bo, monkeypatch)
     a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
     mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]},
-                       "aotrun_small": {"program": "/s", "inputs": ["/p/x.npy"]}}}
-    bo.aotrun_bench(a, {}, mres, "aotrun_small_nograph_device", 10)
-    bo.aotrun_bench(a, {}, mres, "aotrun_small_graph_device", 10)
+                       "aotrun_cublas": {"program": "/s", "inputs": ["/p/x.npy"]}}}
+    bo.aotrun_bench(a, {}, mres, "aotrun_cublas_nograph_device", 10)
+    bo.aotrun_bench(a, {}, mres, "aotrun_cublas_graph_device", 10)
     seen = [cmd for cmd, _ in calls]
     assert seen[0][2] == "/s" and "enable_cuda_graph_for_method=forward" not in seen[0]
     assert seen[1][2] == "/s" and "enable_cuda_graph_for_method=forward" in seen[1]
     res = fake_results()
-    assert "--small-gemm" not in bo.render_markdown(res)
-    res["models"]["mlp"]["export"]["aotrun_small"] = {
-        "seconds": 20.5, "kernels": {"total": 2, "triton": 2, "extern": 0}}
-    assert ("aotrun's export with `--small-gemm` (GEMMs with M or N <= 16 as "
-            "fused Triton reductions; its own inductor cache): mlp 20.5 s, 2 "
-            "kernels (2 Triton + 0 extern).") in bo.render_markdown(res)
+    assert "--no-small-gemm" not in bo.render_markdown(res)
+    res["models"]["mlp"]["export"]["aotrun_cublas"] = {
+        "seconds": 20.5, "kernels": {"total": 3, "triton": 1, "extern": 2}}
+    assert ("aotrun's export with `--no-small-gemm` (every GEMM on cuBLAS; "
+            "its own inductor cache): mlp 20.5 s, 3 kernels (1 Triton + 2 "
+            "extern).") in bo.render_markdown(res)
 
 
 def fake_bench(bo, monkeypatch):

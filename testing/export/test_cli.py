@@ -182,3 +182,26 @@ def test_cli_exports_a_saved_program_with_a_dynamic_dim(torch, tmp_path):
     assert "pass float_item" in r.stderr
     assert sorted(os.listdir(out)) == ["forward.so", "manifest.json",
                                        "weights.safetensors"]
+
+
+def test_no_small_gemm_flag_reaches_export_program(factories, tmp_path,
+                                                   monkeypatch, capsys):
+    """The small_gemm pass is on by default; --no-small-gemm passes
+    small_gemm=False (everything on cuBLAS), and a factory may say so too."""
+    import inspect
+
+    from aotrun_export import exporter
+    assert inspect.signature(
+        exporter.export_program).parameters["small_gemm"].default is True
+    seen = []
+
+    def fake_export(methods, out, **kw):
+        seen.append(kw)
+        return {"methods": {}}
+    monkeypatch.setattr(exporter, "export_program", fake_export)
+    for extra in ([], ["--no-small-gemm"]):
+        rc, _ = _main([f"{factories}:module_and_inputs",
+                       str(tmp_path / "p")] + extra, capsys)
+        assert rc == 0
+    assert "small_gemm" not in seen[0]
+    assert seen[1]["small_gemm"] is False

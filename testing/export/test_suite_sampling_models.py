@@ -34,7 +34,7 @@ def test_t2048_cases_pass_attention_mode_and_tolerance(suite, torch, tmp_path,
     monkeypatch.setattr(export_suite, "export_program", fake_export)
     small = models.Case("t", lambda dev: _small_block(models, dev))
     args = type("A", (), {"device": "cpu", "calls": 1, "triton_gemm": False,
-                          "shim_exports": None, "keep_packages": False})
+                          "no_small_gemm": False, "shim_exports": None, "keep_packages": False})
     for name, math in (("transformer_t2048_fused", False),
                        ("transformer_t2048_math", True)):
         case = models.BY_NAME[name]

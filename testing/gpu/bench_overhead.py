@@ -43,10 +43,10 @@ Steps, under one time budget (--budget, default 540 s):
                             third export, aotrun's with GEMMs as autotuned
                             Triton kernels (no cuBLAS call per GEMM: issue
                             12's no-graph gap is cuBLAS's host time)
-      aotrun_small_{nograph,graph}_device
-                            with --small-gemm only: the same for an export
-                            with small GEMMs (M or N <= 16) as fused Triton
-                            reductions (passes/small_gemm.py)
+      aotrun_cublas_{nograph,graph}_device
+                            with --cublas-gemm only: the same for an export
+                            with every GEMM on cuBLAS (--no-small-gemm: the
+                            small_gemm pass, passes/small_gemm.py, left out)
       floor                 .gpu/bin/launch_floor (one launch + sync, N plain
                             launches + sync, a graph of N kernels + sync,
                             256-byte copies + sync)
@@ -90,7 +90,7 @@ MODELS = ["mlp", "transformer", "cnn", "decoder", "mobilenet"]
 AOTRUN_EXPORTS = {
     "aotrun": ("program", {}),
     "aotrun_triton": ("program_triton", {"triton_gemm": True}),
-    "aotrun_small": ("program_small", {"small_gemm": True}),
+    "aotrun_cublas": ("program_cublas", {"small_gemm": False}),
 }
 
 
@@ -98,8 +98,8 @@ def export_kind_of(variant):
     """The aotrun export a bench variant runs."""
     if "_triton_" in variant:
         return "aotrun_triton"
-    if "_small_" in variant:
-        return "aotrun_small"
+    if "_cublas_" in variant:
+        return "aotrun_cublas"
     return "aotrun"
 DESCRIPTIONS = {
     "mlp": "MLP 64->128->16 (Linear, ReLU, Linear), batch 4",
@@ -545,15 +545,15 @@ def subprocess_env(bundle):
 
 def export_kinds(a):
     """aotrun's export, torch's default one unless skipped, aotrun's with
-    GEMMs as Triton kernels with --triton-gemm, and with small GEMMs as
-    reductions with --small-gemm."""
+    GEMMs as Triton kernels with --triton-gemm, and with every GEMM on
+    cuBLAS with --cublas-gemm."""
     kinds = ["aotrun"]
     if not a.skip_torch_default:
         kinds.append("torch_default")
     if getattr(a, "triton_gemm", False):
         kinds.append("aotrun_triton")
-    if getattr(a, "small_gemm", False):
-        kinds.append("aotrun_small")
+    if getattr(a, "cublas_gemm", False):
+        kinds.append("aotrun_cublas")
     return kinds
 
 
@@ -1008,11 +1008,11 @@ def main(argv=None):
                          "--triton-gemm (GEMMs as autotuned Triton kernels, "
                          "no cuBLAS call per GEMM) and run it, device I/O, "
                          "without and with graphs")
-    ap.add_argument("--small-gemm", action="store_true",
+    ap.add_argument("--cublas-gemm", action="store_true",
                     help="also export each model with the exporter's "
-                         "--small-gemm (small GEMMs as fused Triton "
-                         "reductions, no cuBLAS call for them) and run it, "
-                         "device I/O, without and with graphs")
+                         "--no-small-gemm (every GEMM on cuBLAS, as before "
+                         "2026-12-07) and run it, device I/O, without and "
+                         "with graphs")
     ap.add_argument("--iters", type=int, default=300, help="timed calls per figure")
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--floor-reps", type=int, default=2000)
@@ -1039,9 +1039,9 @@ def main(argv=None):
     if a.triton_gemm:
         VARIANTS.extend(["aotrun_triton_nograph_device",
                          "aotrun_triton_graph_device"])
-    if a.small_gemm:
-        VARIANTS.extend(["aotrun_small_nograph_device",
-                         "aotrun_small_graph_device"])
+    if a.cublas_gemm:
+        VARIANTS.extend(["aotrun_cublas_nograph_device",
+                         "aotrun_cublas_graph_device"])
     a.models = [m for m in a.models.split(",") if m]
     bad = [m for m in a.models if m not in MODELS]
     if bad:

@@ -150,14 +150,13 @@ EXTRA_EXPORTS = {
     "aotrun_triton": "aotrun's export with `--triton-gemm` (GEMMs as "
                      "autotuned Triton kernels, max_autotune; its own "
                      "inductor cache)",
-    "aotrun_small": "aotrun's export with `--small-gemm` (GEMMs with M or N "
-                    "<= 16 as fused Triton reductions; its own inductor "
-                    "cache)",
+    "aotrun_cublas": "aotrun's export with `--no-small-gemm` (every GEMM on "
+                     "cuBLAS; its own inductor cache)",
 }
 
 
 def extra_export_lines(res):
-    """Each extra export of aotrun's (--triton-gemm, --small-gemm): per
+    """Each extra export of aotrun's (--triton-gemm, --cublas-gemm): per
     model its time and kernels per call, or why it failed."""
     lines = []
     for kind in EXTRA_EXPORTS:
@@ -246,8 +245,8 @@ def render_markdown(res, variants):
                   "aotrun_lt_graph_device": "aotrun + graph, device I/O, AOTRUN_GEMM_LT=1",
                   "aotrun_triton_nograph_device": "aotrun, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
                   "aotrun_triton_graph_device": "aotrun + graph, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
-                  "aotrun_small_nograph_device": "aotrun, device I/O, small GEMMs as Triton reductions (exported with --small-gemm)",
-                  "aotrun_small_graph_device": "aotrun + graph, device I/O, small GEMMs as Triton reductions (exported with --small-gemm)"}
+                  "aotrun_cublas_nograph_device": "aotrun, device I/O, every GEMM on cuBLAS (exported with --no-small-gemm)",
+                  "aotrun_cublas_graph_device": "aotrun + graph, device I/O, every GEMM on cuBLAS (exported with --no-small-gemm)"}
         for var in variants:
             vr = v.get(var) or {}
             if vr.get("median_us") is None and vr.get("error"):

@@ -2,7 +2,7 @@
 inputs and eager reference outputs, on the GPU machine.
 
   python3 testing/gpu/export_suite.py OUT_DIR [--shim-exports FILE]...
-        [--calls K] [--only NAME,...] [--triton-gemm] [--device cuda]
+        [--calls K] [--only NAME,...] [--triton-gemm] [--no-small-gemm] [--device cuda]
 
 For each case NAME (continuing past failures):
   OUT_DIR/NAME/manifest.json, METHOD.so, weights.safetensors   the program
@@ -121,6 +121,7 @@ def run_case(case, out_dir, args, log):
     t0 = time.time()
     manifest = export_program(methods, case_dir, dynamic_shapes=dyn,
                               triton_gemm=args.triton_gemm,
+                              small_gemm=not args.no_small_gemm,
                               shim_exports=args.shim_exports,
                               keep_packages=args.keep_packages,
                               deterministic=det,
@@ -172,6 +173,8 @@ def export_parallel(names, args):
             cmd += ["--shim-exports", *args.shim_exports]
         if args.triton_gemm:
             cmd.append("--triton-gemm")
+        if args.no_small_gemm:
+            cmd.append("--no-small-gemm")
         if args.keep_packages:
             cmd.append("--keep-packages")
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -224,6 +227,9 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated case names")
     ap.add_argument("--triton-gemm", action="store_true")
+    ap.add_argument("--no-small-gemm", action="store_true",
+                    help="every GEMM on cuBLAS (the exporter's small_gemm "
+                    "pass left out)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--keep-packages", action="store_true",
                     help="keep the .pt2 packages (to time torch's own runner)")

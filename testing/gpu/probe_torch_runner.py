@@ -11,6 +11,15 @@ benchmark's torch probe (no LD_LIBRARY_PATH, no LD_PRELOAD):
   package_1t    the same with run_single_threaded=True
   runner_so     torch._C._aoti.AOTIModelContainerRunnerCuda on the .so
                 extracted from the package (the class under the package loader)
+  package_cxxrt aoti_load_package with the C++ runtime of the compiler that
+                built the package's wrapper in LD_PRELOAD (`c++
+                -print-file-name=libstdc++.so.6`), when it is not the one
+                the process maps: the wrapper dies compiling a std::regex
+                (2026-12-07), and a libstdc++ older than the compiler's
+                headers is the first suspect
+
+"runtime" records the compiler (version, its libstdc++) and the libstdc++
+a process that imported torch maps.
 
 Each records load and first-call seconds, or the error / signal with the
 last lines of stderr. A loader that dies is run once more for its native
@@ -60,11 +69,40 @@ def worker_export(a):
     print(json.dumps({"pt2": path, "seconds": time.time() - t0}))
 
 
+def mapped_libstdcxx():
+    """The libstdc++ this process maps (after importing torch)."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "libstdc++" in line:
+                    return line.split()[-1]
+    except OSError:
+        pass
+    return None
+
+
+def worker_runtime(a):
+    import torch  # noqa: F401  (what torch's process maps)
+    print(json.dumps({"process_libstdcxx": mapped_libstdcxx()}))
+
+
+def compiler_facts():
+    """The C++ compiler AOTInductor calls (c++ on the PATH, as torch's
+    cpp_builder picks by default) and its libstdc++."""
+    facts = {}
+    rc, out, err = run(["c++", "--version"], None, 30)
+    facts["compiler"] = (out.splitlines() or [err.strip()])[0] if rc == 0 else err.strip()[:200]
+    rc, out, _ = run(["c++", "-print-file-name=libstdc++.so.6"], None, 30)
+    path = out.strip() if rc == 0 else ""
+    facts["compiler_libstdcxx"] = os.path.realpath(path) if os.path.isabs(path) else None
+    return facts
+
+
 def worker_load(a):
     import torch
     m, args = model()
     t0 = time.time()
-    if a.how in ("package", "package_1t"):
+    if a.how in ("package", "package_1t", "package_cxxrt"):
         kw = {"run_single_threaded": True} if a.how == "package_1t" else {}
         runner = torch._inductor.aoti_load_package(a.pt2, **kw)
         t1 = time.time()
@@ -90,7 +128,8 @@ def run(cmd, env, timeout):
 def native_frames(cmd, env, preload):
     """The crash reporter's lines from a rerun of `cmd` with it preloaded
     (the signal, the fault address, one line per frame)."""
-    rc, out, err = run(cmd, dict(env, LD_PRELOAD=os.path.abspath(preload)), 180)
+    libs = [os.path.abspath(preload)] + ([env["LD_PRELOAD"]] if env.get("LD_PRELOAD") else [])
+    rc, out, err = run(cmd, dict(env, LD_PRELOAD=" ".join(libs)), 180)
     lines = [l for l in (out + err).splitlines() if l.startswith("crash_backtrace:")]
     return lines[:80] or [f"no report (rc {rc}): {err[-300:]}"]
 
@@ -117,7 +156,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="/tmp/probe_torch_runner")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--worker", choices=["export", "load"])
+    ap.add_argument("--worker", choices=["export", "load", "runtime"])
     ap.add_argument("--how", default="package")
     ap.add_argument("--pt2")
     ap.add_argument("--so")
@@ -129,10 +168,16 @@ def main():
         return worker_export(a)
     if a.worker == "load":
         return worker_load(a)
+    if a.worker == "runtime":
+        return worker_runtime(a)
     os.makedirs(a.work, exist_ok=True)
     env = clean_env(os.path.join(a.work, "inductor_cache"))
     me = [sys.executable, os.path.abspath(__file__), "--work", a.work, "--out", a.out]
     res = {"gdb": shutil.which("gdb")}
+    runtime = compiler_facts()
+    rc, out, err = run(me + ["--worker", "runtime"], env, 120)
+    runtime.update(last_json(out) or {"process_libstdcxx_error": err[-300:]})
+    res["runtime"] = runtime
     rc, out, err = run(me + ["--worker", "export"], env, 300)
     res["export"] = last_json(out) or {"rc": rc, "stderr": err[-3000:]}
     pt2 = (res["export"] or {}).get("pt2")
@@ -144,9 +189,14 @@ def main():
         ways = [("package", ["--pt2", pt2]), ("package_1t", ["--pt2", pt2])]
         for so in sos:
             ways.append(("runner_so", ["--so", so, "--cubin-dir", os.path.dirname(so)]))
+        cxxrt = runtime.get("compiler_libstdcxx")
+        mapped = runtime.get("process_libstdcxx")
+        if cxxrt and (not mapped or os.path.realpath(mapped) != cxxrt):
+            ways.append(("package_cxxrt", ["--pt2", pt2]))
         for how, extra in ways:
             cmd = me + ["--worker", "load", "--how", how] + extra
-            rc, out, err = run(cmd, env, 180)
+            how_env = dict(env, LD_PRELOAD=cxxrt) if how == "package_cxxrt" else env
+            rc, out, err = run(cmd, how_env, 180)
             r = last_json(out) or {}
             r.update({"rc": rc, "stderr_tail": err[-2500:]})
             if rc < 0 and res["gdb"]:
@@ -154,7 +204,7 @@ def main():
                         env, 300)
                 r["gdb_tail"] = (g[1] + g[2])[-6000:]
             elif rc < 0 and a.preload:
-                r["native_frames"] = native_frames(cmd, env, a.preload)
+                r["native_frames"] = native_frames(cmd, how_env, a.preload)
             res.setdefault("load", []).append({"how": how, "args": extra, **r})
             print(how, rc, {k: r.get(k) for k in ("load_s", "first_call_s", "max_abs")},
                   flush=True)

@@ -25,6 +25,8 @@
 # "coexist" (not in the default either) runs aotrun and torch in one process
 # (testing/gpu/test_torch_coexist.py, issue 15), counted likewise. Part
 # "export" exports the suite without part e2e's comparison (for "sanitize").
+# AOTRUN_GPU_NO_SMALL_GEMM=1: the suite exported without the exporter's
+# small_gemm pass (every GEMM on cuBLAS), so e2e compares that path.
 # Part "shapes" (not in the default) runs a graph per shape over a
 # decoder's sequence-length buckets (testing/gpu/test_graph_shapes.py).
 # Part "gemm_lt" (with e2e) compares the suite a second time with
@@ -89,7 +91,7 @@ python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.versio
 export_pid=
 { part e2e || part export; } && { ( python3 testing/gpu/export_suite.py "$W/suite" --calls 6 --keep-packages --jobs 8 \
     --shim-exports "$B/lib/libaotrun_shim.so" ${ONLY:+--only "$ONLY"} \
-    > "$W/logs/export.log" 2>&1; echo $? > "$W/logs/export.rc" ) &
+    ${AOTRUN_GPU_NO_SMALL_GEMM:+--no-small-gemm} > "$W/logs/export.log" 2>&1; echo $? > "$W/logs/export.rc" ) &
 export_pid=$!; }
 
 # 2. GPU unit tests (CMocka) and micro-benchmarks.

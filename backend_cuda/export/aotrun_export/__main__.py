@@ -185,10 +185,10 @@ def _parser():
                    "exported names (repeatable); checks every library")
     p.add_argument("--triton-gemm", action="store_true",
                    help="GEMMs as autotuned Triton kernels")
-    p.add_argument("--small-gemm", action="store_true",
-                   help="small matrix products (M or N <= 16, static sizes) "
-                   "as fused Triton reductions, no cuBLAS call: less host "
-                   "time per call for tiny MLPs and decode steps")
+    p.add_argument("--no-small-gemm", action="store_true",
+                   help="keep every GEMM on cuBLAS; by default small matrix "
+                   "products (M or N <= 16, static sizes) become fused "
+                   "Triton reductions (docs/exporter-passes.md)")
     p.add_argument("--no-math-attention", action="store_true",
                    help="always keep fused SDPA kernels (needs the attention "
                    "shims); the default keeps them where the shim covers "
@@ -227,8 +227,8 @@ def main(argv=None) -> int:
         methods, kwargs = load_source(source, a.method)
         if a.triton_gemm:
             kwargs["triton_gemm"] = True
-        if a.small_gemm:
-            kwargs["small_gemm"] = True
+        if a.no_small_gemm:
+            kwargs["small_gemm"] = False
         if a.no_math_attention and a.math_attention:
             raise UsageError("give --math-attention or --no-math-attention, "
                              "not both")

@@ -126,14 +126,14 @@ def export_method(fn, args, kwargs, *, dynamic_shapes, strict):
 def compile_method(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                    attention_math, inductor_configs, strict, work_dir, log,
                    skip_passes=(), shim_exports=None, deterministic=False,
-                   small_gemm=False):
+                   small_gemm=True):
     """torch.export + the exporter passes + AOTInductor for one method.
     attention_math: True (SDPA as bmm + softmax), False (fused SDPA shims)
     or None (fused where the shim covers every call: attention_mode.py);
     shim_exports: the shim's exported names, or None when unknown.
     deterministic: trace and compile under torch.use_deterministic_algorithms
     (determinism.py).
-    small_gemm: run the opt-in small_gemm pass (passes/small_gemm.py).
+    small_gemm: run the small_gemm pass (passes/small_gemm.py).
     Returns (exported program after the passes, PackageModel, notes)."""
     import torch
 
@@ -170,7 +170,7 @@ def _torch_worker():
 
 
 def _trace(name, fn, args, kwargs, *, dynamic_shapes, strict, skip_passes,
-           enable_passes, math):
+           math, enable_passes=("small_gemm",)):
     with _attention_context(math):
         ep = export_method(fn, args, kwargs, dynamic_shapes=dynamic_shapes,
                            strict=strict)
@@ -183,7 +183,7 @@ def _trace(name, fn, args, kwargs, *, dynamic_shapes, strict, skip_passes,
 def _compile_locked(name, fn, args, kwargs, *, dynamic_shapes, triton_gemm,
                     attention_math, inductor_configs, strict, work_dir, log,
                     skip_passes, shim_exports=None, deterministic=False,
-                    small_gemm=False):
+                    small_gemm=True):
     import torch
     math, attn_note = attention_mode.resolve(
         attention_math, shim_exports,
@@ -235,7 +235,7 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
                    keep_packages: bool = False,
                    skip_passes: Sequence[str] = (),
                    deterministic: bool = False,
-                   small_gemm: bool = False,
+                   small_gemm: bool = True,
                    log: Callable[[str], None] = print) -> dict:
     """Exports each method and writes the program directory `out_dir`.
 
@@ -256,9 +256,10 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
       accumulating ops become aotrun's deterministic shims (determinism.py).
     skip_passes: names of exporter passes to leave out (passes/__init__.py;
       for tests and diagnosis: the passes make programs correct).
-    small_gemm: small matrix products (M or N <= 16, static) as fused Triton
-      reductions instead of cuBLAS calls (passes/small_gemm.py): less host
-      time per call where GEMMs are tiny.
+    small_gemm: (default on) small matrix products (M or N <= 16, static
+      sizes) as fused Triton reductions instead of cuBLAS calls
+      (passes/small_gemm.py): less host and GPU time per call where GEMMs
+      are tiny (docs/benchmarks.md); False keeps every GEMM on cuBLAS.
     Returns the manifest dict. Nothing is left in out_dir on failure.
     """
     import torch

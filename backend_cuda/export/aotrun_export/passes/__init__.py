@@ -13,9 +13,10 @@ them and writes them into the method's manifest notes):
 3. float_item: float/bool `.item()` values reach kernels as 0-d tensors;
 4. masked_copy: `out[mask] = src[mask]` becomes `torch.where`.
 
-Opt-in (`run_passes(..., enable=("small_gemm",))`, the exporter's
-`small_gemm=True`): small_gemm: small matrix products become a multiply and
-a sum that Inductor fuses (small_gemm.py).
+Named in `run_passes(..., enable=...)` (the exporter enables small_gemm by
+default; `small_gemm=False` / `--no-small-gemm` leave it out):
+5. small_gemm: small matrix products become a multiply and a sum that
+   Inductor fuses (small_gemm.py).
 
 Compile-time decisions that are not graph rewrites: written_buffers.py
 (constant folding off for programs that write buffers) and linking.py

@@ -1,5 +1,5 @@
-"""Pass (opt-in: `export_program(small_gemm=True)`, `--small-gemm`): small
-matrix products become a broadcast multiply and a sum, which Inductor
+"""Pass (on by default in the exporter; `export_program(small_gemm=False)`
+or `--no-small-gemm` leave it out): small matrix products become a broadcast multiply and a sum, which Inductor
 compiles into its own Triton reduction, fused with the bias, activation or
 cast around it.
 
