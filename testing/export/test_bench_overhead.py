@@ -250,13 +250,7 @@ def test_cublas_gemm_variants(bo, monkeypatch):
     assert bo.AOTRUN_EXPORTS["aotrun"] == ("program", {})
     assert bo.export_kind_of("aotrun_cublas_graph_device") == "aotrun_cublas"
     assert bo.export_kind_of("aotrun_lt_nograph_device") == "aotrun"
-    calls = fake_bench(bo, monkeypatch)
-    a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
-    mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]},
-                       "aotrun_cublas": {"program": "/s", "inputs": ["/p/x.npy"]}}}
-    bo.aotrun_bench(a, {}, mres, "aotrun_cublas_nograph_device", 10)
-    bo.aotrun_bench(a, {}, mres, "aotrun_cublas_graph_device", 10)
-    seen = [cmd for cmd, _ in calls]
+    seen, _ = bench_export_kind(bo, monkeypatch, "aotrun_cublas", "/s")
     assert seen[0][2] == "/s" and "enable_cuda_graph_for_method=forward" not in seen[0]
     assert seen[1][2] == "/s" and "enable_cuda_graph_for_method=forward" in seen[1]
     res = fake_results()
@@ -266,6 +260,18 @@ def test_cublas_gemm_variants(bo, monkeypatch):
     assert ("aotrun's export with `--no-small-gemm` (every GEMM on cuBLAS; "
             "its own inductor cache): mlp 20.5 s, 3 kernels (1 Triton + 2 "
             "extern).") in bo.render_markdown(res)
+
+
+def bench_export_kind(bo, monkeypatch, kind, program, also=()):
+    """The fake bench of an extra export kind's two variants (no graph,
+    graph; then `also`): the commands seen, and (args, results) for more."""
+    calls = fake_bench(bo, monkeypatch)
+    a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
+    mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]},
+                       kind: {"program": program, "inputs": ["/p/x.npy"]}}}
+    for variant in (f"{kind}_nograph_device", f"{kind}_graph_device") + also:
+        bo.aotrun_bench(a, {}, mres, variant, 10)
+    return [cmd for cmd, _ in calls], (a, mres)
 
 
 def fake_bench(bo, monkeypatch):
@@ -347,14 +353,8 @@ def test_triton_gemm_variants(bo, monkeypatch):
     assert bo.export_kinds(a) == ["aotrun", "torch_default", "aotrun_triton"]
     a = types.SimpleNamespace(skip_torch_default=True)
     assert bo.export_kinds(a) == ["aotrun"]
-    calls = fake_bench(bo, monkeypatch)
-    a = types.SimpleNamespace(bundle="/b", iters=10, warmup=2)
-    mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]},
-                       "aotrun_triton": {"program": "/t", "inputs": ["/p/x.npy"]}}}
-    bo.aotrun_bench(a, {}, mres, "aotrun_triton_nograph_device", 10)
-    bo.aotrun_bench(a, {}, mres, "aotrun_triton_graph_device", 10)
-    bo.aotrun_bench(a, {}, mres, "aotrun_nograph_device", 10)
-    seen = [cmd for cmd, _ in calls]
+    seen, (a, mres) = bench_export_kind(bo, monkeypatch, "aotrun_triton", "/t",
+                                        also=("aotrun_nograph_device",))
     assert seen[0][2] == "/t" and "--device-io" in seen[0]
     assert "enable_cuda_graph_for_method=forward" not in seen[0]
     assert seen[1][2] == "/t" and "enable_cuda_graph_for_method=forward" in seen[1]

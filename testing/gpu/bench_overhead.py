@@ -101,6 +101,8 @@ def export_kind_of(variant):
     if "_cublas_" in variant:
         return "aotrun_cublas"
     return "aotrun"
+
+
 DESCRIPTIONS = {
     "mlp": "MLP 64->128->16 (Linear, ReLU, Linear), batch 4",
     "transformer": "transformer block d=512, 8 heads, T=128, causal, batch 1",
