@@ -2,7 +2,7 @@
 products become a float32 multiply + sum; the rest stay GEMMs.
 
 Checked to fail without the pass: with small_gemms_to_reductions replaced
-by a no-op, 8 of the 10 tests fail (op lists, summaries); the two negative
+by a no-op, 9 of the 11 tests fail (op lists, summaries); the two negative
 cases (large, dynamic, float64 and int products) pass either way by design.
 The values match either way: the pass changes how, not what."""
 
@@ -182,3 +182,24 @@ def test_linear_on_a_token_and_matmul_of_3d(torch):
     assert _gemms(ep) == []
     assert summary.startswith("2 linear, 1 bmm")
     _close(torch, m, ep.module(), args, 1e-4)
+
+
+def test_inside_cond_branches(torch):
+    class Branches(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(8, 4)
+            self.b = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda x: self.a(x),
+                              lambda x: self.b(x).relu(), (x,))
+
+    torch.manual_seed(0)
+    m = Branches().eval()
+    x = torch.randn(2, 8)
+    ep, before, summary = _rewrite(torch, m, (x,))
+    assert before == ["aten.linear.default"] * 2    # one in each branch
+    assert _gemms(ep) == [] and summary.startswith("2 linear")
+    for sign in (1, -1):
+        _close(torch, m, ep.module(), (sign * x.abs(),), 1e-5)
