@@ -5,7 +5,10 @@
  *   init        cli_session_open: plugin load, program and method init
  *   first call  the first execute after init (not counted in the warm-up
  *               or the iterations); --json adds the next 8 calls' times
- *               in order (next_calls_us), warm-up included
+ *               in order (next_calls_us), warm-up included, and the
+ *               minor page faults of the process during each of those
+ *               calls (getrusage; *_minor_faults): code and data touched
+ *               for the first time show there
  *   latency     each of --iterations executes after --warmup more: median,
  *               p90, p99 (nearest rank), min, max, mean. execute returns
  *               after its outputs are written (the plugin ABI), so this is
@@ -25,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include <cjson/cJSON.h>
 
 #include "plugin_api/cli.h"
@@ -42,6 +47,7 @@ typedef struct bench {
    * first call's extra time is its own or spread over a few calls. */
   double next_us[BENCH_NEXT_CALLS];
   size_t num_next;
+  long first_faults, next_faults[BENCH_NEXT_CALLS]; /* minor page faults */
   /* GPU time: on while the backend delivers it; gpu_us[i] < 0: unknown. */
   int gpu_on;
   double gpu_first_us, *gpu_us;
@@ -88,16 +94,31 @@ static double gpu_time_of_last_call(bench *b) {
   return -1;
 }
 
+/* The process's minor page faults so far (-1: unknown). */
+static long minor_faults(void) {
+  struct rusage u;
+  return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : -1;
+}
+
 /* One execute; *wall gets its time in us. `what` and `index` (if >= 0)
- * name it in errors. */
+ * name it in errors. The first call and the next few also count their
+ * page faults (outside the timed region). */
 static int call_once(bench *b, const char *what, long index, double *wall,
                      double *gpu) {
+  int counted = index < 0 || b->num_next < BENCH_NEXT_CALLS;
+  long before = counted ? minor_faults() : -1;
   int rc = cli_timed_execute(&b->job.session, &b->job.tensors, what, index,
                              wall);
   if (rc != CLI_EXIT_OK) return rc;
+  long after = counted ? minor_faults() : -1;
+  long faults = before < 0 || after < 0 ? -1 : after - before;
   *gpu = gpu_time_of_last_call(b);
-  if (index >= 0 && b->num_next < BENCH_NEXT_CALLS)
+  if (index < 0) {
+    b->first_faults = faults;
+  } else if (b->num_next < BENCH_NEXT_CALLS) {
+    b->next_faults[b->num_next] = faults;
     b->next_us[b->num_next++] = *wall;
+  }
   return rc;
 }
 
@@ -144,6 +165,10 @@ static int print_json(const bench *b, const cli_stats *wall,
   cJSON *next = cJSON_AddArrayToObject(j, "next_calls_us");
   for (size_t i = 0; next != NULL && i < b->num_next; i++)
     cJSON_AddItemToArray(next, cJSON_CreateNumber(b->next_us[i]));
+  cJSON_AddNumberToObject(j, "first_call_minor_faults", (double)b->first_faults);
+  cJSON *nf = cJSON_AddArrayToObject(j, "next_calls_minor_faults");
+  for (size_t i = 0; nf != NULL && i < b->num_next; i++)
+    cJSON_AddItemToArray(nf, cJSON_CreateNumber((double)b->next_faults[i]));
   cJSON_AddItemToObject(j, "latency_us", stats_json(wall));
   int have_gpu = gpu->count > 0;
   cJSON_AddBoolToObject(j, "gpu_time_available", have_gpu);

@@ -44,6 +44,7 @@ d = json.load(open(path))
 problems = []
 for k in ("program", "backend", "method", "io", "options", "iterations",
           "warmup", "init_us", "first_call_us", "next_calls_us", "latency_us",
+          "first_call_minor_faults", "next_calls_minor_faults",
           "gpu_time_available", "gpu_time_us", "gpu_first_call_us"):
     if k not in d:
         problems.append("missing " + k)
@@ -67,6 +68,11 @@ if not problems:
             not isinstance(v, (int, float)) or v < 0 for v in nxt):
         problems.append(f"next_calls_us: {nxt} for {d['warmup']} warm-up "
                         f"and {iters} iterations")
+    nf = d["next_calls_minor_faults"]
+    if len(nf) != len(nxt) or any(not isinstance(v, int) or v < 0
+                                  for v in nf + [d["first_call_minor_faults"]]):
+        problems.append(f"minor faults: first {d['first_call_minor_faults']}, "
+                        f"next {nf}")
     if d["iterations"] != iters or d["io"] != io:
         problems.append(f"iterations/io: {d['iterations']} {d['io']}")
     if d["gpu_time_available"] != gpu:
