@@ -190,6 +190,26 @@ def test_markdown_table(bo):
            "| - | - |" in md
 
 
+def test_floor_spin_waits(bo):
+    """The floor's other ways to await a replay's end (event spin, a mapped
+    host flag): rows when measured, the error when launch_floor could not."""
+    res = fake_results()
+    rnd = res["floor"]["rounds"][0]
+    rnd["graph_launch_event_spin"] = {"1": {"median": 5.5}, "4": {"median": 7.25}}
+    rnd["graph_launch_flag_spin"] = {"1": {"median": 4.0}, "4": {"median": 6.0}}
+    bo.finish(res)
+    md = bo.render_markdown(res)
+    assert ("| graph of N, its end awaited by spinning on cudaEventQuery | "
+            "5.50 | 7.25 |") in md
+    assert ("| graph of N + a kernel bumping a mapped host counter, awaited "
+            "by spinning on it | 4.00 | 6.00 |") in md
+    res = fake_results()
+    res["floor"]["rounds"][0]["graph_launch_spin_error"] = "cudaHostAlloc | no"
+    bo.finish(res)
+    assert "| graph of N, spin waits | do not run: cudaHostAlloc / no |" in \
+        bo.render_markdown(res)
+
+
 def test_busy_pairs_take_the_graph_gpu_time(bo):
     res = fake_results()
     assert bo.busy_pairs(res, ["mlp"]) == [("mlp", 4, 11.5)]

@@ -846,7 +846,8 @@ def floor_median(rounds):
         out[key] = med([r.get(key, {}).get("median") for r in rounds])
     replays = ("replay_copies_sync", "replay_memcpy_nodes_sync",
                "replay_kernel_nodes_sync")
-    for key in ("launches_sync", "graph_launch_sync") + replays + tuple(
+    waits = ("graph_launch_event_spin", "graph_launch_flag_spin")
+    for key in ("launches_sync", "graph_launch_sync") + waits + replays + tuple(
             r + part for r in replays for part in ("_device", "_host_side")):
         ns = sorted({n for r in rounds for n in r.get(key, {})}, key=int)
         out[key] = {n: med([r.get(key, {}).get(n, {}).get("median")
@@ -855,6 +856,10 @@ def floor_median(rounds):
         errors = [r[key + "_error"] for r in rounds if r.get(key + "_error")]
         if errors:
             out[key + "_error"] = errors[0]
+    spin_errors = [r["graph_launch_spin_error"] for r in rounds
+                   if r.get("graph_launch_spin_error")]
+    if spin_errors:
+        out["graph_launch_spin_error"] = spin_errors[0]
     busy = {}
     for m in sorted({m for r in rounds for m in r.get("busy_by_model", {})}):
         runs = [r["busy_by_model"][m] for r in rounds

@@ -322,6 +322,18 @@ def render_markdown(res, variants):
         L.append("| graph of N empty kernels + sync | " + " | ".join(
             _f((floor.get("graph_launch_sync") or {}).get(n), "%.2f") for n in ns) + " |")
         for key, what in (
+                ("graph_launch_event_spin", "graph of N, its end awaited by "
+                 "spinning on cudaEventQuery"),
+                ("graph_launch_flag_spin", "graph of N + a kernel bumping a "
+                 "mapped host counter, awaited by spinning on it")):
+            if floor.get(key):
+                L.append(f"| {what} | " + " | ".join(
+                    _f(floor[key].get(n), "%.2f") for n in ns) + " |")
+        if floor.get("graph_launch_spin_error"):
+            L.append("| graph of N, spin waits | do not run: " +
+                     floor["graph_launch_spin_error"].replace("|", "/")[:150] +
+                     " |" + " |" * (len(ns) - 1))
+        for key, what in (
                 ("replay_copies_sync", "replay, device I/O: copy in + graph + "
                  "copy out on the stream + sync"),
                 ("replay_memcpy_nodes_sync", "replay, device I/O: memcpy nodes "

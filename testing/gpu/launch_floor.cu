@@ -8,6 +8,16 @@
 //                          launch + sync")
 //   graph_launch_sync[N]   one cudaGraphLaunch of a graph of N empty kernels
 //                          (captured from a stream) + sync
+//   graph_launch_event_spin[N]  the same graph, its end awaited by recording
+//                          an event after the launch and spinning on
+//                          cudaEventQuery instead of cudaStreamSynchronize
+//   graph_launch_flag_spin[N]   a graph of the N kernels and one more that
+//                          bumps a counter in mapped host memory, awaited
+//                          by spinning on that counter (no CUDA call after
+//                          the launch): whether a runtime can notice a
+//                          replay's end sooner than the synchronisation
+//                          (issue 12's "wall <= GPU time + 3 us" is below
+//                          graph_launch_sync's own wall - device time)
 //   memcpy_*_sync          one cudaMemcpyAsync of --copy-bytes (256) bytes,
 //                          device to device, host (pageable) to device,
 //                          device to host, + sync
@@ -68,6 +78,16 @@ __global__ void spin_kernel(unsigned long long ns) {
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   } while (t - t0 < ns);
+}
+
+// The last node of a flag graph: the replay's end, told to the host by a
+// counter in mapped host memory (the device keeps its own copy, so it
+// never reads host memory).
+__global__ void bump_kernel(unsigned int *device_count,
+                            volatile unsigned int *host_flag) {
+  unsigned int v = ++*device_count;
+  *host_flag = v;
+  __threadfence_system();
 }
 
 // The copy a replay needs, as a kernel: bytes from src to dst.
@@ -150,8 +170,15 @@ struct replay {
   long turn;
 };
 
+// How a repetition waits for its work to end.
+enum wait_kind { WAIT_SYNC, WAIT_EVENT_SPIN, WAIT_FLAG_SPIN };
+
 struct work {
   work_kind kind;
+  wait_kind wait;
+  cudaEvent_t done;              // WAIT_EVENT_SPIN: recorded after the work
+  volatile unsigned int *flag;   // WAIT_FLAG_SPIN: bumped by the graph's end
+  unsigned int *expected;        // the value the next end writes, less one
   int n;
   unsigned long long spin_ns; // BUSY_LAUNCHES: each kernel's spin
   cudaStream_t stream;
@@ -222,12 +249,47 @@ static int issue(const work &w) {
   }
 }
 
-// Median etc. of --reps timed repetitions of w + sync; -1 median on error.
+// A flag spin gives up after this long and asks the stream why.
+#define FLAG_WAIT_LIMIT_US 5e6
+
+static int wait_flag(const work &w) {
+  unsigned int want = ++*w.expected;
+  double t0 = now_us();
+  while (*w.flag != want) {
+    if (now_us() - t0 > FLAG_WAIT_LIMIT_US) {
+      cudaError_t e = cudaStreamQuery(w.stream);
+      if (e != cudaSuccess && e != cudaErrorNotReady) return TRY(e);
+      snprintf(g_error, sizeof g_error,
+               "the flag graph's counter stayed at %u, expected %u",
+               *w.flag, want);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// The end of a repetition's work, as w.wait says.
+static int wait_for(const work &w) {
+  switch (w.wait) {
+    case WAIT_EVENT_SPIN: {
+      if (TRY(cudaEventRecord(w.done, w.stream))) return 1;
+      cudaError_t e;
+      while ((e = cudaEventQuery(w.done)) == cudaErrorNotReady) {
+      }
+      return TRY(e);
+    }
+    case WAIT_FLAG_SPIN: return wait_flag(w);
+    default: return TRY(cudaStreamSynchronize(w.stream));
+  }
+}
+
+// Median etc. of --reps timed repetitions of w + its wait; -1 median on
+// error.
 static stat3 measure(const options &o, const work &w, double *times) {
   stat3 bad = {-1, -1, -1};
   for (long i = 0; i < o.warmup + o.reps; i++) {
     double t0 = now_us();
-    if (issue(w) || TRY(cudaStreamSynchronize(w.stream))) return bad;
+    if (issue(w) || wait_for(w)) return bad;
     double t = now_us() - t0;
     if (i >= o.warmup) times[i - o.warmup] = t;
   }
@@ -266,9 +328,12 @@ static stat3 measure_device(const options &o, const work &w, double *times,
   return summarize(times, o.reps);
 }
 
-// A graph of n kernels captured from s: empty ones (spin_ns 0) or spinning.
+// A graph of n kernels captured from s: empty ones (spin_ns 0) or
+// spinning; with a host flag, then a bump_kernel telling the host.
 static int make_graph(int n, cudaStream_t s, cudaGraphExec_t *out,
-                      unsigned long long spin_ns = 0) {
+                      unsigned long long spin_ns = 0,
+                      unsigned int *device_count = NULL,
+                      volatile unsigned int *host_flag = NULL) {
   cudaGraph_t g = NULL;
   if (TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)))
     return 1;
@@ -278,6 +343,7 @@ static int make_graph(int n, cudaStream_t s, cudaGraphExec_t *out,
     else
       empty_kernel<<<1, 1, 0, s>>>();
   }
+  if (host_flag != NULL) bump_kernel<<<1, 1, 0, s>>>(device_count, host_flag);
   cudaError_t launch = cudaGetLastError();
   if (TRY(cudaStreamEndCapture(s, &g)) || TRY(launch)) return 1;
   int bad = TRY(cudaGraphInstantiate(out, g, 0));
@@ -531,6 +597,48 @@ static int parse(int argc, char **argv, options *o) {
   return 0;
 }
 
+// graph_launch_event_spin and graph_launch_flag_spin for each N.
+static int measure_spins(const options &o, cudaStream_t s, double *times,
+                         stat3 *event_spin, stat3 *flag_spin) {
+  cudaEvent_t done = NULL;
+  unsigned int *host_flag = NULL, *device_count = NULL, expected = 0;
+  int bad = TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming)) ||
+            TRY(cudaHostAlloc((void **)&host_flag, sizeof *host_flag,
+                              cudaHostAllocMapped)) ||
+            TRY(cudaMalloc((void **)&device_count, sizeof *device_count)) ||
+            TRY(cudaMemset(device_count, 0, sizeof *device_count));
+  if (!bad) *host_flag = 0;
+  for (int i = 0; i < o.num_ns && !bad; i++) {
+    work w = {};
+    w.stream = s;
+    w.kind = GRAPH;
+    cudaGraphExec_t exec = NULL;
+    bad = make_graph(o.ns[i], s, &exec);
+    if (!bad) {
+      w.graph = exec;
+      w.wait = WAIT_EVENT_SPIN;
+      w.done = done;
+      event_spin[i] = measure(o, w, times);
+      cudaGraphExecDestroy(exec);
+      bad = event_spin[i].median < 0;
+    }
+    if (!bad) bad = make_graph(o.ns[i], s, &exec, 0, device_count, host_flag);
+    if (!bad) {
+      w.graph = exec;
+      w.wait = WAIT_FLAG_SPIN;
+      w.flag = host_flag;
+      w.expected = &expected;
+      flag_spin[i] = measure(o, w, times);
+      cudaGraphExecDestroy(exec);
+      bad = flag_spin[i].median < 0;
+    }
+  }
+  if (done != NULL) cudaEventDestroy(done);
+  if (host_flag != NULL) cudaFreeHost(host_flag);
+  if (device_count != NULL) cudaFree(device_count);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   options o;
   if (parse(argc, argv, &o)) return 1;
@@ -577,6 +685,14 @@ int main(int argc, char **argv) {
     w.graph = exec;
     graphs[i] = measure(o, w, times);
     cudaGraphExecDestroy(exec);
+  }
+  // The spin waits are reported as their own error when they fail.
+  stat3 event_spin[MAX_NS], flag_spin[MAX_NS];
+  char spin_error[sizeof g_error] = {0};
+  if (g_error[0] == '\0' && measure_spins(o, s, times, event_spin, flag_spin)) {
+    memcpy(spin_error, g_error, sizeof g_error);
+    g_error[0] = '\0';
+    (void)cudaGetLastError();
   }
   busy_result busy[MAX_NS] = {};
   for (int i = 0; i < o.num_busy && g_error[0] == '\0'; i++)
@@ -653,6 +769,14 @@ int main(int argc, char **argv) {
   print_stat("one_launch_sync", one, 1);
   print_series("launches_sync", o, launches, 1);
   print_series("graph_launch_sync", o, graphs, 1);
+  if (spin_error[0] == '\0') {
+    print_series("graph_launch_event_spin", o, event_spin, 1);
+    print_series("graph_launch_flag_spin", o, flag_spin, 1);
+  } else {
+    printf("  \"graph_launch_spin_error\": ");
+    json_string(spin_error);
+    printf(",\n");
+  }
   if (o.num_busy > 0) print_busy(o, busy);
   for (int i = 0; i < 3; i++) print_stat(copies[i].key, copy[i], 1);
   for (int k = 0; k < 3; k++) {
