@@ -35,7 +35,9 @@ else:
     for k in ("sync_idle", "one_launch_sync", "memcpy_d2d_sync",
               "memcpy_h2d_sync", "memcpy_d2h_sync"):
         assert 0 <= d[k]["min"] <= d[k]["median"] <= d[k]["p90"], (k, d[k])
-    for k in ("launches_sync", "graph_launch_sync", "replay_copies_sync",
+    assert "graph_launch_spin_error" not in d, d["graph_launch_spin_error"]
+    for k in ("launches_sync", "graph_launch_sync", "graph_launch_event_spin",
+              "graph_launch_flag_spin", "replay_copies_sync",
               "replay_memcpy_nodes_sync", "replay_kernel_nodes_sync"):
         assert sorted(d[k]) == ["1", "3"], d[k]
     b = d["busy"]
