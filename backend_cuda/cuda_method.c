@@ -149,35 +149,37 @@ static void warm_up(aotrun_method *m, const void *manifest, size_t size,
 static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
                         const char *method) {
   if (!m->opts.warm_up_run) return;
-  char why[512] = "", line[700];
-  int refused = 0, runs = 0;
-  double ms = 0;
-  int bad = aotrun_cuda_warm_up_run(
-      m->runner, manifest, size, method, m->device,
-      aotrun_cuda_stream_handle(m->stream), &refused, &runs, why, sizeof why,
-      &ms);
-  if (bad && refused)
+  aotrun_warm_up_result r;
+  char line[1200], runs[400];
+  int bad = aotrun_cuda_warm_up_run(m->runner, manifest, size, method,
+                                    m->device,
+                                    aotrun_cuda_stream_handle(m->stream), &r);
+  snprintf(runs, sizeof runs, "%s; %s%s%s",
+           r.runs == 2 ? "2 runs: at the export's sizes, then the smallest"
+                       : "1 run: at the export's sizes",
+           r.caller_path     ? "the first also through a call's own path"
+           : r.caller_failed ? "the first through a call's own path failed: "
+                             : "not through a call's own path: ",
+           r.caller_path ? "" : r.caller_why, "");
+  if (bad && r.refused)
     snprintf(line, sizeof line, "method %s: no warm-up run at init: %s",
-             method, why);
+             method, r.why);
   else if (bad)
     snprintf(line, sizeof line,
              "method %s: the warm-up run at init failed (its first call "
              "does that work instead): %s",
-             method, why);
-  else if (runs == 1 && why[0] != '\0')
+             method, r.why);
+  else if (r.runs == 1 && r.why[0] != '\0')
     snprintf(line, sizeof line,
              "method %s: warm-up run at init on zeroed inputs in %.1f ms "
-             "(at the export's sizes; the run at the smallest sizes failed: "
-             "%s)",
-             method, ms, why);
+             "(%s; the run at the smallest sizes failed: %s)",
+             method, r.ms, runs, r.why);
   else
     snprintf(line, sizeof line,
-             "method %s: warm-up run at init on zeroed inputs in %.1f ms "
-             "(%s)",
-             method, ms,
-             runs == 2 ? "2 runs: at the export's sizes, then the smallest"
-                       : "1 run: at the export's sizes");
-  int failed = (bad && !refused) || (!bad && why[0] != '\0');
+             "method %s: warm-up run at init on zeroed inputs in %.1f ms (%s)",
+             method, r.ms, runs);
+  int failed = (bad && !r.refused) || (!bad && r.why[0] != '\0') ||
+               (!bad && r.caller_failed);
   method_log(m, failed ? AOTRUN_LOG_WARNING
              : bad ? AOTRUN_LOG_INFO : AOTRUN_LOG_DEBUG, line);
 }

@@ -5,7 +5,10 @@
  * the model's own lazy work (each Triton kernel's module loaded at its
  * first launch, cuBLAS kernels per shape) is not its first call's; and
  * one copy of each kind a call makes is done (device to device, to and
- * from the host). When it is refused and why: warm_up_run_plan.h.
+ * from the host). The first run's inputs then go once more through a
+ * call's own path (the inputs' check, the run, the outputs copied into
+ * caller tensors, output placement), so that code is not cold at the
+ * first call. When it is refused and why: warm_up_run_plan.h.
  */
 #ifndef AOTRUN_CUDA_WARM_UP_RUN_H
 #define AOTRUN_CUDA_WARM_UP_RUN_H
@@ -15,15 +18,26 @@
 
 #include "aot_loader/method_runner.h"
 
+/* What a warm-up run did. */
+typedef struct aotrun_warm_up_result {
+  int refused;      /* 1: not run (why says why) */
+  int runs;         /* the model runs that succeeded: 1 or 2 */
+  int caller_path;  /* 1: the first run's inputs also went through a call's
+                     * own path (check, run, copies into caller tensors) */
+  double ms;        /* the runs' wall time */
+  char why[512];    /* a refusal, a failure, or the second run's failure */
+  int caller_failed; /* 1: that run failed (caller_why); else skipped */
+  char caller_why[256]; /* why the caller's path was not run, or failed */
+} aotrun_warm_up_result;
+
 /* Runs `runner` on `stream` (device current) and waits for it; 0 on
- * success. A refusal (why: the reason) or a failure (why: the message) is
- * the caller's to log: neither fails the init, and the shim's error is
- * cleared. *runs receives the runs that succeeded (1 or 2), *ms their
- * wall time; a failed second run (at the smallest sizes) does not fail
- * the warm-up: 0 with *runs 1 and its message in why. */
+ * success. A refusal or a failure (r->why) is the caller's to log:
+ * neither fails the init, and the shim's error is cleared. A failed second
+ * run (at the smallest sizes) does not fail the warm-up: 0 with runs 1 and
+ * its message in why; nor does a failed run through the caller's path
+ * (caller_why). */
 int aotrun_cuda_warm_up_run(aotrun_method_runner *runner, const void *manifest,
                             size_t size, const char *method, int device,
-                            void *stream, int *refused, int *runs, char *why,
-                            size_t why_size, double *ms);
+                            void *stream, aotrun_warm_up_result *r);
 
 #endif /* AOTRUN_CUDA_WARM_UP_RUN_H */

@@ -178,6 +178,12 @@ def main():
                 raise AssertionError(
                     "warm_up_run=%s: the log %s the run:\n%s"
                     % (on, "has" if said else "lacks", log[-800:]))
+            # The first run's inputs also went through a call's own path
+            # (cuda_warm_up_run.h): its code is not cold at the first call.
+            if on and "the first also through a call's own path" not in log:
+                raise AssertionError(
+                    "warm_up_run on: the log does not say the run went "
+                    "through a call's own path:\n%s" % log[-800:])
             # The backend's debug line splitting the first call (where
             # its time goes: issue 12).
             split = [ln for ln in log.splitlines()
