@@ -78,7 +78,8 @@ static int make_outputs(const AtenTensorHandle *out, size_t num_outputs,
     DLTensor *t = &z->out[k];
     if (aoti_torch_get_dtype(out[k], &dtype) || aoti_torch_get_dim(out[k], &ndim) ||
         aoti_torch_get_sizes(out[k], &sizes) ||
-        aoti_torch_get_device_type(out[k], &where) || where != 1 /* CUDA */ ||
+        aoti_torch_get_device_type(out[k], &where) ||
+        where != aoti_torch_device_type_cuda() ||
         ndim > AOTRUN_MAX_DIMS ||
         !aotrun_dl_dtype_from_scalar_type(dtype, &t->dtype)) {
       snprintf(why, n, "output %zu is not a device tensor a caller could hold",
