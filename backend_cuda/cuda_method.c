@@ -154,13 +154,13 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
   int bad = aotrun_cuda_warm_up_run(m->runner, manifest, size, method,
                                     m->device,
                                     aotrun_cuda_stream_handle(m->stream), &r);
-  snprintf(runs, sizeof runs, "%s; %s%s%s",
+  snprintf(runs, sizeof runs, "%s; %s%s",
            r.runs == 2 ? "2 runs: at the export's sizes, then the smallest"
                        : "1 run: at the export's sizes",
            r.caller_path     ? "the first also through a call's own path"
            : r.caller_failed ? "the first through a call's own path failed: "
                              : "not through a call's own path: ",
-           r.caller_path ? "" : r.caller_why, "");
+           r.caller_path ? "" : r.caller_why);
   if (bad && r.refused)
     snprintf(line, sizeof line, "method %s: no warm-up run at init: %s",
              method, r.why);
