@@ -206,8 +206,24 @@ def test_floor_spin_waits(bo):
     res = fake_results()
     res["floor"]["rounds"][0]["graph_launch_spin_error"] = "cudaHostAlloc | no"
     bo.finish(res)
-    assert "| graph of N, spin waits | do not run: cudaHostAlloc / no |" in \
+    assert "| graph of N, spin waits | does not run: cudaHostAlloc / no |" in \
         bo.render_markdown(res)
+
+
+def test_optional_variants_render_where_measured(bo):
+    """A results file with optional variants (--gemm-lt, --cublas-gemm)
+    renders their rows after the standard ones, as --from-json must: the
+    variant list of the process rendering it has only the standard ones."""
+    res = fake_results()
+    v = res["models"]["mlp"]["variants"]
+    v["aotrun_lt_nograph_device"] = {"rounds_us": [19.0]}
+    v["aotrun_cublas_graph_device"] = {"rounds_us": [15.0]}
+    bo.finish(res)
+    md = bo.render_markdown(res)
+    lt = md.index("| aotrun, device I/O, AOTRUN_GEMM_LT=1 | 19.0 |")
+    cub = md.index("| aotrun + graph, device I/O, every GEMM on cuBLAS "
+                   "(exported with --no-small-gemm) | 15.0 |")
+    assert md.index("| aotrun + graph, host I/O |") < lt < cub
 
 
 def test_busy_pairs_take_the_graph_gpu_time(bo):

@@ -152,6 +152,10 @@ EXTRA_EXPORTS = {
                      "inductor cache)",
     "aotrun_cublas": "aotrun's export with `--no-small-gemm` (every GEMM on "
                      "cuBLAS; its own inductor cache)",
+    # runs of 2026-12-07 12:01, before small GEMMs became the default
+    "aotrun_small": "aotrun's export with `--small-gemm` (GEMMs with M or N "
+                    "<= 16 as fused Triton reductions; its own inductor "
+                    "cache)",
 }
 
 
@@ -181,6 +185,12 @@ def _extra_export_lines(res, kind):
     if not parts:
         return []
     return [EXTRA_EXPORTS[kind] + ": " + "; ".join(parts) + ".", ""]
+
+
+def _floor_row(what, series, ns):
+    """One row of the floor table: `what`, then series[n] for each N."""
+    return f"| {what} | " + " | ".join(
+        _f((series or {}).get(n), "%.2f") for n in ns) + " |"
 
 
 def render_markdown(res, variants):
@@ -246,8 +256,13 @@ def render_markdown(res, variants):
                   "aotrun_triton_nograph_device": "aotrun, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
                   "aotrun_triton_graph_device": "aotrun + graph, device I/O, GEMMs as Triton kernels (exported with --triton-gemm)",
                   "aotrun_cublas_nograph_device": "aotrun, device I/O, every GEMM on cuBLAS (exported with --no-small-gemm)",
-                  "aotrun_cublas_graph_device": "aotrun + graph, device I/O, every GEMM on cuBLAS (exported with --no-small-gemm)"}
-        for var in variants:
+                  "aotrun_cublas_graph_device": "aotrun + graph, device I/O, every GEMM on cuBLAS (exported with --no-small-gemm)",
+                  # runs of 2026-12-07 12:01, before small GEMMs became the default
+                  "aotrun_small_nograph_device": "aotrun, device I/O, small GEMMs as Triton reductions (exported with --small-gemm)",
+                  "aotrun_small_graph_device": "aotrun + graph, device I/O, small GEMMs as Triton reductions (exported with --small-gemm)"}
+        # The optional variants a run measured follow the standard ones.
+        measured = [k for k in labels if k in v and k not in variants]
+        for var in list(variants) + measured:
             vr = v.get(var) or {}
             if vr.get("median_us") is None and vr.get("error"):
                 rows.append((labels[var], None, "does not run: " +
@@ -317,40 +332,38 @@ def render_markdown(res, variants):
         ns = list((floor.get("launches_sync") or {}).keys())
         L.append("| what | " + " | ".join(f"N={n}" for n in ns) + " |")
         L.append("| --- |" + " --- |" * len(ns))
-        L.append("| N empty launches + sync | " + " | ".join(
-            _f(floor["launches_sync"].get(n), "%.2f") for n in ns) + " |")
-        L.append("| graph of N empty kernels + sync | " + " | ".join(
-            _f((floor.get("graph_launch_sync") or {}).get(n), "%.2f") for n in ns) + " |")
-        for key, what in (
+        L.append(_floor_row("N empty launches + sync",
+                            floor.get("launches_sync"), ns))
+        L.append(_floor_row("graph of N empty kernels + sync",
+                            floor.get("graph_launch_sync"), ns))
+        said = set()  # an error shared by several rows is said once
+        for key, what, error_key in (
                 ("graph_launch_event_spin", "graph of N, its end awaited by "
-                 "spinning on cudaEventQuery"),
+                 "spinning on cudaEventQuery", "graph_launch_spin_error"),
                 ("graph_launch_flag_spin", "graph of N + a kernel bumping a "
-                 "mapped host counter, awaited by spinning on it")):
-            if floor.get(key):
-                L.append(f"| {what} | " + " | ".join(
-                    _f(floor[key].get(n), "%.2f") for n in ns) + " |")
-        if floor.get("graph_launch_spin_error"):
-            L.append("| graph of N, spin waits | do not run: " +
-                     floor["graph_launch_spin_error"].replace("|", "/")[:150] +
-                     " |" + " |" * (len(ns) - 1))
-        for key, what in (
+                 "mapped host counter, awaited by spinning on it",
+                 "graph_launch_spin_error"),
                 ("replay_copies_sync", "replay, device I/O: copy in + graph + "
-                 "copy out on the stream + sync"),
+                 "copy out on the stream + sync", "replay_copies_sync_error"),
                 ("replay_memcpy_nodes_sync", "replay, device I/O: memcpy nodes "
-                 "re-pointed (ExecMemcpyNodeSetParams) + graph + sync"),
+                 "re-pointed (ExecMemcpyNodeSetParams) + graph + sync",
+                 "replay_memcpy_nodes_sync_error"),
                 ("replay_kernel_nodes_sync", "replay, device I/O: copy-kernel "
-                 "nodes re-pointed (ExecKernelNodeSetParams) + graph + sync")):
+                 "nodes re-pointed (ExecKernelNodeSetParams) + graph + sync",
+                 "replay_kernel_nodes_sync_error")):
             if floor.get(key):
-                L.append(f"| {what} | " + " | ".join(
-                    _f(floor[key].get(n), "%.2f") for n in ns) + " |")
-            elif floor.get(key + "_error"):
-                L.append(f"| {what} | does not run: "
-                         f"{floor[key + '_error'][:160]} |" + " |" * (len(ns) - 1))
+                L.append(_floor_row(what, floor[key], ns))
+            elif floor.get(error_key) and error_key not in said:
+                said.add(error_key)
+                shared = error_key == "graph_launch_spin_error"
+                L.append(f"| {'graph of N, spin waits' if shared else what} | "
+                         f"does not run: "
+                         f"{floor[error_key].replace('|', '/')[:160]} |" +
+                         " |" * (len(ns) - 1))
             for part, label in (("_device", "device time (events)"),
                                 ("_host_side", "wall - device time")):
                 if floor.get(key + part):
-                    L.append(f"| ... {label} | " + " | ".join(
-                        _f(floor[key + part].get(n), "%.2f") for n in ns) + " |")
+                    L.append(_floor_row(f"... {label}", floor[key + part], ns))
         L.append("")
         L += replay_cost_table(res, floor)
         L += wall_over_gpu_table(res, floor)
