@@ -12,7 +12,7 @@ benchmark's torch probe (no LD_LIBRARY_PATH, no LD_PRELOAD):
   runner_so     torch._C._aoti.AOTIModelContainerRunnerCuda on the .so
                 extracted from the package (the class under the package loader)
   package_cxxrt aoti_load_package with the C++ runtime of the compiler that
-                built the package's wrapper in LD_PRELOAD (`c++
+                built the package's wrapper in LD_PRELOAD (`g++
                 -print-file-name=libstdc++.so.6`), when it is not the one
                 the process maps: the wrapper dies compiling a std::regex
                 (2026-12-07), and a libstdc++ older than the compiler's
@@ -87,12 +87,13 @@ def worker_runtime(a):
 
 
 def compiler_facts():
-    """The C++ compiler AOTInductor calls (c++ on the PATH, as torch's
-    cpp_builder picks by default) and its libstdc++."""
+    """The C++ compiler AOTInductor calls ($CXX, else g++: torch's
+    config.cpp.cxx default on Linux) and its libstdc++."""
+    cxx = os.environ.get("CXX") or "g++"
     facts = {}
-    rc, out, err = run(["c++", "--version"], None, 30)
+    rc, out, err = run([cxx, "--version"], None, 30)
     facts["compiler"] = (out.splitlines() or [err.strip()])[0] if rc == 0 else err.strip()[:200]
-    rc, out, _ = run(["c++", "-print-file-name=libstdc++.so.6"], None, 30)
+    rc, out, _ = run([cxx, "-print-file-name=libstdc++.so.6"], None, 30)
     path = out.strip() if rc == 0 else ""
     facts["compiler_libstdcxx"] = os.path.realpath(path) if os.path.isabs(path) else None
     return facts
