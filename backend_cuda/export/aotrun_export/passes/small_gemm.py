@@ -108,62 +108,44 @@ def is_small(kind, a, b, c=None) -> bool:
     return min(m, n) <= MAX_SKINNY and batch * m * n * k <= MAX_MACS
 
 
-def _steps(kind, a, b, c, beta, alpha, dtype):
-    """The rewrite as (target, args, kwargs) steps, in order; an argument
-    ("ref", j) stands for step j's result."""
+def _rewrite(node, kind, a, b, c, beta, alpha) -> None:
+    """The product as new nodes before `node`; `node` itself then takes over
+    the last of them (its name may be a program output's)."""
     import torch
     aten = _aten()
-    steps = []
+    dtype = meta_val(node).dtype
 
-    def add(target, *args, **kwargs):
-        steps.append((target, args, kwargs))
-        return ("ref", len(steps) - 1)
+    def call(target, *args, **kwargs):
+        return insert_before(node, target, args, kwargs)
 
     def f32(x):
         if meta_val(x).dtype == torch.float32:
             return x
-        return add(aten._to_copy.default, x, dtype=torch.float32)
+        return call(aten._to_copy.default, x, dtype=torch.float32)
 
     if kind == "linear":
         # [..., 1, K] * [N, K] summed over K: both read along K.
-        left = add(aten.unsqueeze.default, f32(a), -2)
-        out = add(aten.sum.dim_IntList, add(aten.mul.Tensor, left, f32(b)),
-                  [-1])
+        left = call(aten.unsqueeze.default, f32(a), -2)
+        out = call(aten.sum.dim_IntList, call(aten.mul.Tensor, left, f32(b)),
+                   [-1])
     else:
         # [.., M, K, 1] * [.., 1, K, N] summed over K.
         batched = kind == "bmm"
-        left = add(aten.unsqueeze.default, f32(a), 3 if batched else 2)
-        right = add(aten.unsqueeze.default, f32(b), 1 if batched else 0)
-        out = add(aten.sum.dim_IntList, add(aten.mul.Tensor, left, right),
-                  [2 if batched else 1])
+        left = call(aten.unsqueeze.default, f32(a), 3 if batched else 2)
+        right = call(aten.unsqueeze.default, f32(b), 1 if batched else 0)
+        out = call(aten.sum.dim_IntList, call(aten.mul.Tensor, left, right),
+                   [2 if batched else 1])
     if alpha != 1:
-        out = add(aten.mul.Tensor, out, alpha)
+        out = call(aten.mul.Tensor, out, alpha)
     if c is not None and beta != 0:
         bias = f32(c)
         if beta != 1:
-            bias = add(aten.mul.Tensor, bias, beta)
-        out = add(aten.add.Tensor, out, bias)
+            bias = call(aten.mul.Tensor, bias, beta)
+        out = call(aten.add.Tensor, out, bias)
     if dtype != torch.float32:
-        add(aten._to_copy.default, out, dtype=dtype)
-    return steps
-
-
-def _rewrite(node, kind, a, b, c, beta, alpha) -> None:
-    """New nodes before `node` for all steps but the last, which `node`
-    itself takes over (its name may be a program output's)."""
-    steps = _steps(kind, a, b, c, beta, alpha, meta_val(node).dtype)
-    made = []
-
-    def resolve(x):
-        if isinstance(x, tuple) and len(x) == 2 and x[0] == "ref":
-            return made[x[1]]
-        return x
-    for i, (target, args, kwargs) in enumerate(steps):
-        args = [resolve(x) for x in args]
-        if i + 1 < len(steps):
-            made.append(insert_before(node, target, args, kwargs))
-        else:
-            retarget(node, target, args, kwargs)
+        out = call(aten._to_copy.default, out, dtype=dtype)
+    retarget(node, out.target, out.args, out.kwargs)
+    node.graph.erase_node(out)
 
 
 def small_gemms_to_reductions(ep) -> Optional[str]:
