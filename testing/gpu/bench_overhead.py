@@ -95,11 +95,11 @@ AOTRUN_EXPORTS = {
 
 
 def export_kind_of(variant):
-    """The aotrun export a bench variant runs."""
-    if "_triton_" in variant:
-        return "aotrun_triton"
-    if "_cublas_" in variant:
-        return "aotrun_cublas"
+    """The aotrun export a bench variant runs: the kind its name starts
+    with (aotrun_triton_graph_device), else aotrun's default export."""
+    for kind in AOTRUN_EXPORTS:
+        if kind != "aotrun" and variant.startswith(kind + "_"):
+            return kind
     return "aotrun"
 
 
