@@ -4,6 +4,15 @@
 start-up, the floor itself, replay's own cost, and wall over GPU time.
 Pure functions of the results dict; no torch, no GPU."""
 
+def _graph_runs(res, pairs):
+    """(model, kernels per call, variant, floor key, the variant's results)
+    for each model and each (graph variant, floor replay key) pair."""
+    for name, m in res.get("models", {}).items():
+        v = m.get("variants", {})
+        for var, fkey in pairs:
+            yield name, m.get("kernels_n"), var, fkey, v.get(var) or {}
+
+
 def replay_cost_table(res, floor):
     """Issue 16: what a replay adds on the host beyond the launch and the
     copies. For aotrun: wall minus GPU time of the run with gpu_timing on
@@ -12,24 +21,19 @@ def replay_cost_table(res, floor):
     cuda_graph_input_nodes) or the copies on the stream (the variant with
     the option off), N = the program's kernel count."""
     rows = []
-    for name, m in res.get("models", {}).items():
-        n = m.get("kernels_n")
-        v = m.get("variants", {})
-        for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
-                          ("aotrun_graph_copies_device", "replay_copies_sync"),
-                          ("aotrun_graph_outcopies_device",
-                           "replay_memcpy_nodes_sync"),
-                          ("aotrun_graph_kernels_device",
-                           "replay_kernel_nodes_sync")):
-            vr = v.get(var) or {}
-            wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
-            fl = (floor.get(fkey + "_host_side") or {}).get(str(n)) if n else None
-            if wall is None or gpu is None:
-                continue
-            own = wall - gpu
-            rows.append(f"| {name} | {var.replace('_', ' ')} | {_f(wall)} | {_f(gpu)} | "
-                        f"{_f(own)} | {_f(fl)} | "
-                        f"{_f(own - fl) if fl is not None else '-'} |")
+    pairs = (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
+             ("aotrun_graph_copies_device", "replay_copies_sync"),
+             ("aotrun_graph_outcopies_device", "replay_memcpy_nodes_sync"),
+             ("aotrun_graph_kernels_device", "replay_kernel_nodes_sync"))
+    for name, n, var, fkey, vr in _graph_runs(res, pairs):
+        wall, gpu = vr.get("latency_with_gpu_timing_us"), vr.get("gpu_time_us")
+        fl = (floor.get(fkey + "_host_side") or {}).get(str(n)) if n else None
+        if wall is None or gpu is None:
+            continue
+        own = wall - gpu
+        rows.append(f"| {name} | {var.replace('_', ' ')} | {_f(wall)} | {_f(gpu)} | "
+                    f"{_f(own)} | {_f(fl)} | "
+                    f"{_f(own - fl) if fl is not None else '-'} |")
     if not rows:
         return []
     return ["Replay's own cost (issue 16): host wall time minus GPU time per "
@@ -50,22 +54,19 @@ def wall_over_gpu_table(res, floor):
     add their own host time (the replay table above has it in both
     columns); the target is about the call alone, so it is read here."""
     rows = []
-    for name, m in res.get("models", {}).items():
-        n = m.get("kernels_n")
-        v = m.get("variants", {})
-        for var, fkey in (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
-                          ("aotrun_graph_kernels_device", "replay_kernel_nodes_sync")):
-            vr = v.get(var) or {}
-            wall, gpu = vr.get("median_us"), vr.get("gpu_time_us")
-            if wall is None or gpu is None or not n:
-                continue
-            fw = (floor.get(fkey) or {}).get(str(n))
-            fd = (floor.get(fkey + "_device") or {}).get(str(n))
-            fo = fw - fd if fw is not None and fd is not None else None
-            own = wall - gpu
-            rows.append(f"| {name} | {var.replace('_', ' ')} | {_f(wall)} | {_f(gpu)} | "
-                        f"{_f(own)} | {_f(fw)} | {_f(fd)} | {_f(fo)} | "
-                        f"{_f(own - fo) if fo is not None else '-'} |")
+    pairs = (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
+             ("aotrun_graph_kernels_device", "replay_kernel_nodes_sync"))
+    for name, n, var, fkey, vr in _graph_runs(res, pairs):
+        wall, gpu = vr.get("median_us"), vr.get("gpu_time_us")
+        if wall is None or gpu is None or not n:
+            continue
+        fw = (floor.get(fkey) or {}).get(str(n))
+        fd = (floor.get(fkey + "_device") or {}).get(str(n))
+        fo = fw - fd if fw is not None and fd is not None else None
+        own = wall - gpu
+        rows.append(f"| {name} | {var.replace('_', ' ')} | {_f(wall)} | {_f(gpu)} | "
+                    f"{_f(own)} | {_f(fw)} | {_f(fd)} | {_f(fo)} | "
+                    f"{_f(own - fo) if fo is not None else '-'} |")
     if not rows:
         return []
     return ["Wall over GPU time without events in the timed run (issue 12's "
