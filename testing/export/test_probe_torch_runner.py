@@ -40,3 +40,14 @@ def test_native_frames_keep_the_variants_preload(tmp_path):
     env.pop("LD_PRELOAD")
     assert ptr.native_frames(cmd, env, "reporter.so") == [
         f"crash_backtrace: preload={os.path.abspath('reporter.so')}"]
+
+
+def test_save_replaces_the_results_whole(tmp_path):
+    # Rewritten after each step: a reader never sees half a file, and no
+    # temporary file stays behind.
+    out = tmp_path / "probe.json"
+    ptr.save(str(out), {"runtime": {"compiler": "g++"}})
+    ptr.save(str(out), {"runtime": {"compiler": "g++"}, "export": {"rc": -9}})
+    import json
+    assert json.loads(out.read_text())["export"] == {"rc": -9}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["probe.json"]

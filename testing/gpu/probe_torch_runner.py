@@ -25,9 +25,11 @@ Each records load and first-call seconds, or the error / signal with the
 last lines of stderr. A loader that dies is run once more for its native
 frames: under gdb where the machine has it, else with --preload's crash
 reporter (testing/gpu/profile/crash_backtrace.c, built into the bundle by
-build_gpu_bundle.sh) in LD_PRELOAD.
+build_gpu_bundle.sh) in LD_PRELOAD. The results file is rewritten after
+each step, so a probe cut by its caller's limit keeps what it learned;
+--ways picks the loads (the crashing ones each add a rerun).
     python3 testing/gpu/probe_torch_runner.py --work /tmp/probe --out $OUT/probe_torch_runner.json \
-        [--preload .gpu/lib/libcrash_backtrace.so]
+        [--preload .gpu/lib/libcrash_backtrace.so] [--ways package_cxxrt]
 """
 import argparse
 import glob
@@ -144,6 +146,14 @@ def last_json(text):
     return None
 
 
+def save(path, res):
+    """The results so far: a run cut by its caller's limit keeps them."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(res, f, indent=1)
+    os.replace(tmp, path)
+
+
 def extract(pt2, work):
     d = os.path.join(work, "extracted")
     shutil.rmtree(d, ignore_errors=True)
@@ -164,6 +174,9 @@ def main():
     ap.add_argument("--cubin-dir", default="")
     ap.add_argument("--preload", default=None,
                     help="libcrash_backtrace.so: native frames of a loader that dies")
+    ap.add_argument("--ways", default="",
+                    help="comma list of the loads to try (package, package_1t, "
+                         "runner_so, package_cxxrt); default all")
     a = ap.parse_args()
     if a.worker == "export":
         return worker_export(a)
@@ -179,8 +192,10 @@ def main():
     rc, out, err = run(me + ["--worker", "runtime"], env, 120)
     runtime.update(last_json(out) or {"process_libstdcxx_error": err[-300:]})
     res["runtime"] = runtime
+    save(a.out, res)
     rc, out, err = run(me + ["--worker", "export"], env, 300)
     res["export"] = last_json(out) or {"rc": rc, "stderr": err[-3000:]}
+    save(a.out, res)
     pt2 = (res["export"] or {}).get("pt2")
     if pt2:
         sos, d = extract(pt2, a.work)
@@ -194,7 +209,10 @@ def main():
         mapped = runtime.get("process_libstdcxx")
         if cxxrt and (not mapped or os.path.realpath(mapped) != cxxrt):
             ways.append(("package_cxxrt", ["--pt2", pt2]))
+        chosen = set(filter(None, a.ways.split(",")))
         for how, extra in ways:
+            if chosen and how not in chosen:
+                continue
             cmd = me + ["--worker", "load", "--how", how] + extra
             how_env = dict(env, LD_PRELOAD=cxxrt) if how == "package_cxxrt" else env
             rc, out, err = run(cmd, how_env, 180)
@@ -207,10 +225,10 @@ def main():
             elif rc < 0 and a.preload:
                 r["native_frames"] = native_frames(cmd, how_env, a.preload)
             res.setdefault("load", []).append({"how": how, "args": extra, **r})
+            save(a.out, res)
             print(how, rc, {k: r.get(k) for k in ("load_s", "first_call_s", "max_abs")},
                   flush=True)
-    with open(a.out, "w") as f:
-        json.dump(res, f, indent=1)
+    save(a.out, res)
     print(json.dumps(res, indent=1)[-8000:])
     return 0
 

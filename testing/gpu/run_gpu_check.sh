@@ -265,7 +265,8 @@ grep -E '^(FAIL|aotrun [0-9]|.*max abs diff)' "$W/logs/profile_kernels.log" | he
 fi
 # 3a. The suite under compute-sanitizer (memcheck, racecheck, initcheck,
 # synccheck); opt-in: AOTRUN_GPU_PARTS=...,sanitize (AOTRUN_GPU_SANITIZE
-# picks the cases, AOTRUN_GPU_SANITIZE_TOOLS the tools, e.g. initcheck,
+# picks the cases; "@small_gemm": those whose export notes say the
+# small_gemm pass rewrote them; AOTRUN_GPU_SANITIZE_TOOLS the tools, e.g. initcheck,
 # AOTRUN_GPU_SANITIZE_TIMEOUT one run's limit in seconds, default 240,
 # AOTRUN_GPU_SANITIZE_MODES nograph, graph or both, the default;
 # AOTRUN_GPU_SANITIZE_LEAN=1: sanitize.py --lean, the fewest calls that
@@ -277,11 +278,18 @@ if part sanitize; then
 # AOTRUN_GPU_BUDGET (default 560 s from the script's start) bounds it: runs
 # past it are left out and listed as SKIP.
 left=$(( ${AOTRUN_GPU_BUDGET:-560} - SECONDS ))
+cases=${AOTRUN_GPU_SANITIZE:-}
+if [ "$cases" = "@small_gemm" ]; then
+  cases=$(python3 -c 'import glob, json, sys
+print(",".join(sorted(p.split("/")[-2] for p in glob.glob(sys.argv[1] + "/*/case.json")
+      if any(n.startswith("pass small_gemm") for ns in json.load(open(p)).get("notes", {}).values() for n in ns))))' "$W/suite")
+  echo "sanitize: the cases the small_gemm pass rewrote: ${cases:-none}"
+fi
 exclude=()
 IFS=, read -ra names <<< "${AOTRUN_GPU_SANITIZE_EXCLUDE:-}"
 for n in "${names[@]}"; do [ -n "$n" ] && exclude+=(--exclude-kernel "$n"); done
 timeout $((left > 30 ? left + 30 : 60)) python3 testing/gpu/sanitize.py "$W/suite" "$W" --bin "$B/bin" --lib "$B/lib" \
-  ${AOTRUN_GPU_SANITIZE:+--cases "$AOTRUN_GPU_SANITIZE"} --results "$OUT/sanitize.json" \
+  ${cases:+--cases "$cases"} --results "$OUT/sanitize.json" \
   ${AOTRUN_GPU_SANITIZE_TOOLS:+--tools "$AOTRUN_GPU_SANITIZE_TOOLS"} \
   ${AOTRUN_GPU_SANITIZE_TIMEOUT:+--timeout "$AOTRUN_GPU_SANITIZE_TIMEOUT"} \
   ${AOTRUN_GPU_SANITIZE_MODES:+--modes "$AOTRUN_GPU_SANITIZE_MODES"} \
