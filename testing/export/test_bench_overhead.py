@@ -408,3 +408,19 @@ def test_triton_gemm_variants(bo, monkeypatch):
             "kernels (3 Triton + 0 extern).") in md
     res["models"]["mlp"]["export"]["aotrun_triton"] = {"error": "boom | x"}
     assert "mlp failed: boom / x." in bo.render_markdown(res)
+
+
+def test_first_call_lines(bo):
+    """The first call's page faults and its GPU time with events, where a
+    run measured them; nothing for a results file without them."""
+    res = fake_results()
+    bo.finish(res)
+    assert "First call without a graph" not in bo.render_markdown(res)
+    nd = res["models"]["mlp"]["variants"]["aotrun_nograph_device"]
+    nd["first_call_minor_faults"] = [0]
+    nd["next_calls_minor_faults"] = [[1, 0]]
+    nd["gpu_first_call_us"] = 40.0
+    nd["first_call_with_gpu_timing_us"] = 52.5
+    md = bo.render_markdown(res)
+    assert ("- mlp: 0 minor page faults (next calls: 1, 0); with gpu_timing "
+            "52.5 us wall, GPU 40.0 us against 3.5 us steady") in md

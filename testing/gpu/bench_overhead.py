@@ -930,6 +930,9 @@ def measure_rounds(a, budget, results, save):
                     vres.setdefault("init_us", []).append(res.get("init_us"))
                     vres.setdefault("first_call_us", []).append(res.get("first_call_us"))
                     vres.setdefault("next_calls_us", []).append(res.get("next_calls_us"))
+                    # Page faults of those calls (aotrun bench --json).
+                    for k in ("first_call_minor_faults", "next_calls_minor_faults"):
+                        vres.setdefault(k, []).append(res.get(k))
                     vres.setdefault("p99_us", []).append(res["latency_us"].get("p99"))
                     if res.get("peak_device_mib") is not None:
                         mres["aotrun_peak_device_mib"] = res["peak_device_mib"]
@@ -939,6 +942,10 @@ def measure_rounds(a, budget, results, save):
                                              min(60, budget.left() - a.reserve),
                                              gpu_time=True)
                             vres["gpu_time_us"] = (g.get("gpu_time_us") or {}).get("median")
+                            # The first call's own GPU time (events): does
+                            # the GPU or the host make it slow?
+                            vres["gpu_first_call_us"] = g.get("gpu_first_call_us")
+                            vres["first_call_with_gpu_timing_us"] = g.get("first_call_us")
                             vres["gpu_time_note"] = g.get("gpu_time_note")
                             vres["latency_with_gpu_timing_us"] = g["latency_us"]["median"]
                         except Exception as e:

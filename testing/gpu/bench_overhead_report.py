@@ -93,6 +93,32 @@ def torch_runner_load(probe):
     return "does not load: " + "; ".join(errs) if errs else "-"
 
 
+def first_call_lines(res):
+    """The first call without a graph (device I/O): its minor page faults
+    and those of the next calls (round 1), and in the run with gpu_timing
+    its GPU time against the steady call's: whether the host or the GPU
+    makes it slow. Nothing for a run that measured neither."""
+    rows = []
+    for name, m in res.get("models", {}).items():
+        nd = (m.get("variants") or {}).get("aotrun_nograph_device") or {}
+        faults = [f for f in nd.get("first_call_minor_faults") or [] if f is not None]
+        nxt = next((n for n in nd.get("next_calls_minor_faults") or [] if n), None)
+        if not faults and nd.get("gpu_first_call_us") is None:
+            continue
+        parts = []
+        if faults:
+            parts.append(f"{faults[0]} minor page faults"
+                         + (f" (next calls: {', '.join(map(str, nxt))})" if nxt else ""))
+        if nd.get("gpu_first_call_us") is not None:
+            parts.append(f"with gpu_timing {_f(nd.get('first_call_with_gpu_timing_us'))} us "
+                         f"wall, GPU {_f(nd['gpu_first_call_us'])} us against "
+                         f"{_f(nd.get('gpu_time_us'))} us steady")
+        rows.append(f"- {name}: " + "; ".join(parts))
+    if not rows:
+        return []
+    return ["First call without a graph, device I/O:", ""] + rows + [""]
+
+
 def busy_floor_table(res, floor):
     """Issue 12's no-graph and graph targets against a floor that has the
     program's kernel count and GPU time (launch_floor --busy): N kernels
@@ -325,6 +351,7 @@ def render_markdown(res, variants):
              "`last_gpu_time_ns` (CUDA events around execute) in a separate "
              "run; '-' where the backend does not report it.")
     L.append("")
+    L += first_call_lines(res)
     L += extra_export_lines(res)
     if floor:
         L.append("Floor (launch_floor, median us, host wall time + "
