@@ -23,8 +23,6 @@
 #include "backend_cuda/cuda_thread_error.h"
 #include "backend_cuda/cuda_timing.h"
 #include "aot_loader/load_report.h"
-#include "backend_cuda/cuda_warm_up_run.h"
-#include "backend_cuda/warm_up_plan.h"
 #include "backend_cuda/weight_registry.h"
 
 _Static_assert(AOTRUN_CUDA_MAX_GRAPH_SHAPES == AOTRUN_GRAPH_MAX_SHAPES,
@@ -37,12 +35,12 @@ void aotrun_cuda_method_forget_query_error(const aotrun_method *m) {
 }
 #define forget_query_error aotrun_cuda_method_forget_query_error
 
-/* The host's log, filtered by the handle's log_level. */
-static void method_log(void *ctx, int32_t level, const char *message) {
+void aotrun_cuda_method_log(void *ctx, int32_t level, const char *message) {
   aotrun_method *m = ctx;
   if (level < m->opts.log_level || m->host->log == NULL) return;
   m->host->log(m->host->ctx, level, message);
 }
+#define method_log aotrun_cuda_method_log
 
 void aotrun_cuda_method_destroy(aotrun_method *m) {
   if (m == NULL) return;
@@ -113,77 +111,6 @@ static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
   return AOTRUN_OK;
 }
 
-/* The first call's one-time library work (cuBLAS, cuBLASLt heuristics,
- * cuDNN, the allocator's pool: 10-70 ms each on the H200) done now, for the
- * op families the method imports (warm_up_plan.h). A failure is not the
- * init's: the op meets it again and reports it at its call. */
-static void warm_up(aotrun_method *m, const void *manifest, size_t size,
-                    const char *method) {
-  if (!m->opts.warm_up) return;
-  uint32_t what = aotrun_warm_up_plan(manifest, size, method);
-  int64_t t0 = aotrun_load_clock_ns();
-  AOTITorchError e = aotrun_shim_warm_up(
-      m->device, aotrun_cuda_stream_handle(m->stream), what);
-  char line[600];
-  if (e != AOTI_TORCH_SUCCESS) {
-    snprintf(line, sizeof line,
-             "method %s: warm-up at init failed (its first call will try "
-             "again): %s",
-             method, aotrun_shim_last_error());
-    method_log(m, AOTRUN_LOG_WARNING, line);
-    aotrun_shim_clear_error();
-    return;
-  }
-  snprintf(line, sizeof line,
-           "method %s: warm-up at init:%s%s%s in %.1f ms", method,
-           what & AOTRUN_SHIM_WARM_ALLOC ? " allocator pool" : "",
-           what & AOTRUN_SHIM_WARM_GEMM ? ", cuBLAS/cuBLASLt" : "",
-           what & AOTRUN_SHIM_WARM_CONV ? ", cuDNN" : "",
-           (double)(aotrun_load_clock_ns() - t0) / 1e6);
-  method_log(m, AOTRUN_LOG_DEBUG, line);
-}
-
-/* Option warm_up_run: the model's own lazy work done by runs on zeroed
- * inputs (cuda_warm_up_run.h). Neither a refusal nor a failure fails the
- * init: the first call then does that work, as without the option. */
-static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
-                        const char *method) {
-  if (!m->opts.warm_up_run) return;
-  aotrun_warm_up_result r;
-  char line[1200], runs[400];
-  int bad = aotrun_cuda_warm_up_run(m->runner, manifest, size, method,
-                                    m->device,
-                                    aotrun_cuda_stream_handle(m->stream), &r);
-  snprintf(runs, sizeof runs, "%s; %s%s",
-           r.runs == 2 ? "2 runs: at the export's sizes, then the smallest"
-                       : "1 run: at the export's sizes",
-           r.caller_path     ? "the first also through a call's own path"
-           : r.caller_failed ? "the first through a call's own path failed: "
-                             : "not through a call's own path: ",
-           r.caller_path ? "" : r.caller_why);
-  if (bad && r.refused)
-    snprintf(line, sizeof line, "method %s: no warm-up run at init: %s",
-             method, r.why);
-  else if (bad)
-    snprintf(line, sizeof line,
-             "method %s: the warm-up run at init failed (its first call "
-             "does that work instead): %s",
-             method, r.why);
-  else if (r.runs == 1 && r.why[0] != '\0')
-    snprintf(line, sizeof line,
-             "method %s: warm-up run at init on zeroed inputs in %.1f ms "
-             "(%s; the run at the smallest sizes failed: %s)",
-             method, r.ms, runs, r.why);
-  else
-    snprintf(line, sizeof line,
-             "method %s: warm-up run at init on zeroed inputs in %.1f ms (%s)",
-             method, r.ms, runs);
-  int failed = (bad && !r.refused) || (!bad && r.why[0] != '\0') ||
-               (!bad && r.caller_failed);
-  method_log(m, failed ? AOTRUN_LOG_WARNING
-             : bad ? AOTRUN_LOG_INFO : AOTRUN_LOG_DEBUG, line);
-}
-
 /* The rest of create, with `device` current. */
 static aotrun_status create_on_device(const aotrun_host_api *host,
                                       const void *manifest, size_t size,
@@ -216,8 +143,7 @@ static aotrun_status create_on_device(const aotrun_host_api *host,
     st = aotrun_method_runner_set_output_placement(
         m->runner, m->opts.output_placement, err);
   if (st == AOTRUN_OK) st = make_graph_state(m, err);
-  if (st == AOTRUN_OK) warm_up(m, manifest, size, method);
-  if (st == AOTRUN_OK) warm_up_run(m, manifest, size, method);
+  if (st == AOTRUN_OK) aotrun_cuda_method_warm_up(m, manifest, size, method);
   if (st != AOTRUN_OK) {
     aotrun_cuda_method_destroy(m);
     return st;

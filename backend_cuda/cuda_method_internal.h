@@ -41,6 +41,16 @@ struct aotrun_method {
  * query's message is kept per thread, see cuda_method.c). */
 void aotrun_cuda_method_forget_query_error(const aotrun_method *m);
 
+/* The host's log, filtered by the handle's log_level (ctx: the method). */
+void aotrun_cuda_method_log(void *ctx, int32_t level, const char *message);
+
+/* Init's warm-up of a new handle (options warm_up, warm_up_run,
+ * cuda_graph_capture_at_init; cuda_method_warm_up.c), device current.
+ * Fails nothing: what it could not do is logged and left to the first
+ * call. */
+void aotrun_cuda_method_warm_up(aotrun_method *m, const void *manifest,
+                                size_t size, const char *method);
+
 /* One call on the method's device and stream (inputs checked here; call
  * may be NULL: the 1.0 execute). The caller made the device current
  * (aotrun_cuda_device_enter) and restores it. */

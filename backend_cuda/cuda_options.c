@@ -64,6 +64,9 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
     [AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS] = {"cuda_graph_copy_kernels",
                                             AOTRUN_OPTION_BOOL, WHERE_BOTH,
                                             WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT] = {"cuda_graph_capture_at_init",
+                                               AOTRUN_OPTION_BOOL,
+                                               WHERE_BACKEND, WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -148,7 +151,8 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                           "cuda_graph_bytes, library_temp_file, "
                           "load_report, warm_up, warm_up_run, "
                           "cuda_graph_input_nodes, cuda_graph_output_nodes, "
-                          "output_placement, cuda_graph_copy_kernels)",
+                          "output_placement, cuda_graph_copy_kernels, "
+                          "cuda_graph_capture_at_init)",
                           key);
 }
 
@@ -264,6 +268,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS:
       o->graph_copy_kernels = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT:
+      o->graph_capture_at_init = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -314,6 +321,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS:
       out->bool_value = o->graph_copy_kernels;
+      break;
+    case AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT:
+      out->bool_value = o->graph_capture_at_init;
       break;
     case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
       out->bool_value = o->output_placement >= 0

@@ -70,6 +70,14 @@
  *        are kernel nodes running one byte-copy kernel
  *        (graph_copy_kernel.h) instead of memcpy nodes (default 0, opt-in
  *        until measured on the GPU)
+ *   cuda_graph_capture_at_init     BOOL    backend-wide  1: the warm-up
+ *        run at init (warm_up_run) drives a graph method's calls on
+ *        through the graph's warm-up calls, its capture and one replay,
+ *        so a caller's first call is a replay and no capture happens in
+ *        a caller's call; only where the graph cannot be refused a
+ *        caller's shapes: every input dim static, or cuda_graph_shapes >
+ *        0 (default 0, opt-in until measured on the GPU); read on a
+ *        method
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -105,6 +113,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_GRAPH_OUTPUT_NODES,
   AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT,
   AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS,
+  AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -126,6 +135,7 @@ typedef struct aotrun_cuda_options {
   int32_t graph_output_nodes; /* cuda_graph_output_nodes */
   int32_t output_placement; /* -1: not set (aotrun_output_placement_wanted) */
   int32_t graph_copy_kernels; /* cuda_graph_copy_kernels */
+  int32_t graph_capture_at_init; /* cuda_graph_capture_at_init */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

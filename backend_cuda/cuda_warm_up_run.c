@@ -26,6 +26,7 @@ typedef struct zero_inputs {
   DLTensor out[MAX_IO];
   int64_t out_shapes[MAX_IO][AOTRUN_MAX_DIMS];
   void *out_block;
+  const aotrun_warm_up_caller *caller; /* NULL: the runner's own call */
   aotrun_warm_up_result *r; /* caller_path, caller_why */
 } zero_inputs;
 
@@ -104,29 +105,51 @@ static int make_outputs(const AtenTensorHandle *out, size_t num_outputs,
   return 0;
 }
 
+/* One call as a caller's goes: the caller's function, else the runner's
+ * checked call. */
+static aotrun_status one_call(aotrun_method_runner *runner,
+                              const aotrun_program_method *pm, void *stream,
+                              zero_inputs *z, aotrun_error *err) {
+  const aotrun_warm_up_caller *c = z->caller;
+  if (c != NULL && c->call != NULL)
+    return c->call(c->ctx, z->t, pm->num_inputs, z->out, pm->num_outputs, err);
+  aotrun_status st =
+      aotrun_method_runner_check_inputs(runner, z->t, pm->num_inputs, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_method_runner_run_checked_call(runner, z->t, pm->num_inputs,
+                                               z->out, pm->num_outputs, stream,
+                                               NULL, err);
+  return st;
+}
+
 /* The same inputs once more the way a call runs them: the inputs' check,
  * the run, the outputs copied (or written in place) into caller tensors,
  * the synchronisation. That path's code then is not fetched cold by the
  * first call (benchmarks.md, "Which first touches": 231 instruction lines
- * on the CPU backend), and output placement sees its first call here. A
- * failure is reported in caller_why and fails nothing. */
+ * on the CPU backend), and output placement sees its first call here.
+ * With a caller (cuda_graph_capture_at_init) the calls go on while it
+ * asks for more: through the graph's warm-up calls, its capture and one
+ * replay. A failure is reported in caller_why and fails nothing. */
 static void caller_run(aotrun_method_runner *runner,
                        const aotrun_program_method *pm, void *stream,
                        zero_inputs *z) {
   aotrun_error err = {AOTRUN_OK, ""};
-  aotrun_status st =
-      aotrun_method_runner_check_inputs(runner, z->t, pm->num_inputs, &err);
-  if (st == AOTRUN_OK)
-    st = aotrun_method_runner_run_checked_call(runner, z->t, pm->num_inputs,
-                                               z->out, pm->num_outputs, stream,
-                                               NULL, &err);
+  const aotrun_warm_up_caller *c = z->caller;
+  aotrun_status st;
+  int calls = 0;
+  do {
+    st = one_call(runner, pm, stream, z, &err);
+    if (st != AOTRUN_OK) break;
+    calls++;
+  } while (calls < AOTRUN_WARM_UP_MAX_CALLER_CALLS && c != NULL &&
+           c->more != NULL && c->more(c->ctx, calls));
+  z->r->caller_calls = calls;
+  z->r->caller_path = calls > 0;
   if (st != AOTRUN_OK) {
     snprintf(z->r->caller_why, sizeof z->r->caller_why, "%s", err.message);
     z->r->caller_failed = 1;
     aotrun_shim_clear_error();
-    return;
   }
-  z->r->caller_path = 1;
 }
 
 static int run_once(aotrun_method_runner *runner,
@@ -222,7 +245,8 @@ static int run_both(aotrun_method_runner *runner,
 
 int aotrun_cuda_warm_up_run(aotrun_method_runner *runner, const void *manifest,
                             size_t size, const char *method, int device,
-                            void *stream, aotrun_warm_up_result *r) {
+                            void *stream, const aotrun_warm_up_caller *caller,
+                            aotrun_warm_up_result *r) {
   memset(r, 0, sizeof *r);
   r->refused = 1;
   const aotrun_program_method *pm = aotrun_method_runner_program_method(runner);
@@ -236,6 +260,7 @@ int aotrun_cuda_warm_up_run(aotrun_method_runner *runner, const void *manifest,
     return 1;
   }
   z->r = r;
+  z->caller = caller;
   int bad = !plan(pm, manifest, size, method, z, r->why, sizeof r->why);
   if (!bad) {
     r->refused = 0;

@@ -46,6 +46,49 @@ static void test_defaults(void **state) {
   assert_string_equal(out.key, "cuda_graph_copy_kernels");
   assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
   assert_int_equal(out.bool_value, 0);
+  /* The capture at init: opt-in until measured on the GPU. */
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT, &out);
+  assert_string_equal(out.key, "cuda_graph_capture_at_init");
+  assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 0);
+}
+
+/* cuda_graph_capture_at_init acts at init only: set backend-wide (for
+ * handles made afterwards), read anywhere, refused on a live method. */
+static void test_capture_at_init_option(void **state) {
+  (void)state;
+  aotrun_cuda_options o;
+  aotrun_cuda_options_default(&o);
+  aotrun_cuda_option_id id;
+  aotrun_error err = {AOTRUN_OK, ""};
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_capture_at_init",
+                                           AOTRUN_OPTION_BOOL, 1, 0, &id,
+                                           &err),
+                   AOTRUN_OK);
+  aotrun_option on = {"cuda_graph_capture_at_init", AOTRUN_OPTION_BOOL, 1, 0,
+                      NULL};
+  assert_int_equal(aotrun_cuda_options_store(&o, id, &on, &err), AOTRUN_OK);
+  aotrun_option out;
+  aotrun_cuda_options_read(&o, id, &out);
+  assert_int_equal(out.bool_value, 1);
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_capture_at_init",
+                                           AOTRUN_OPTION_BOOL, 0, 1, &id,
+                                           &err),
+                   AOTRUN_OK);
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_capture_at_init",
+                                           AOTRUN_OPTION_BOOL, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_NOT_SUPPORTED);
+  assert_string_equal(err.message,
+                      "option 'cuda_graph_capture_at_init' can only be set "
+                      "backend-wide (method NULL)");
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_capture_at_init",
+                                           AOTRUN_OPTION_INT, 1, 0, &id,
+                                           &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'cuda_graph_capture_at_init' takes a BOOL, "
+                      "got a INT");
 }
 
 /* Issue 15: library_temp_file is set backend-wide and read anywhere;
@@ -104,7 +147,8 @@ static void test_unknown_key(void **state) {
                       "cuda_graph_bytes, library_temp_file, "
                       "load_report, warm_up, warm_up_run, "
                       "cuda_graph_input_nodes, cuda_graph_output_nodes, "
-                      "output_placement, cuda_graph_copy_kernels)");
+                      "output_placement, cuda_graph_copy_kernels, "
+                      "cuda_graph_capture_at_init)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
@@ -324,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_defaults),
       cmocka_unit_test(test_unknown_key),
       cmocka_unit_test(test_loading_options),
+      cmocka_unit_test(test_capture_at_init_option),
       cmocka_unit_test(test_wrong_type),
       cmocka_unit_test(test_where_options_apply),
       cmocka_unit_test(test_method_lists),

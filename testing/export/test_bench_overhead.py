@@ -415,7 +415,7 @@ def test_first_call_lines(bo):
     run measured them; nothing for a results file without them."""
     res = fake_results()
     bo.finish(res)
-    assert "First call without a graph" not in bo.render_markdown(res)
+    assert "First calls, device I/O" not in bo.render_markdown(res)
     nd = res["models"]["mlp"]["variants"]["aotrun_nograph_device"]
     nd["first_call_minor_faults"] = [0]
     nd["next_calls_minor_faults"] = [[1, 0]]
@@ -424,3 +424,26 @@ def test_first_call_lines(bo):
     md = bo.render_markdown(res)
     assert ("- mlp: 0 minor page faults (next calls: 1, 0); with gpu_timing "
             "52.5 us wall, GPU 40.0 us against 3.5 us steady") in md
+
+
+def test_capture_at_init_line(bo):
+    """The graph variant's extra run with cuda_graph_capture_at_init: its
+    first calls beside those of the same variant without it."""
+    res = fake_results()
+    gd = res["models"]["mlp"]["variants"]["aotrun_graph_device"]
+    gd["next_calls_us"] = [[21.0, 18.5, 600.0, 12.5, 12.0]]
+    gd["first_call_us"] = [44.0]
+    gd["capture_at_init"] = {"init_us": 250000.0, "first_call_us": 20.0,
+                             "next_calls_us": [13.0, 12.5, 12.0, 12.0, 12.0],
+                             "median_us": 12.0}
+    bo.finish(res)
+    md = bo.render_markdown(res)
+    assert ("- mlp, graph captured at init (cuda_graph_capture_at_init=true):"
+            " init 250.0 ms, first call 20.0 us, next 13.0, 12.5, 12.0, 12.0,"
+            " median 12.0 us; without it: first call 44.0 us, next 21.0, 18.5,"
+            " 600.0, 12.5") in md
+    del gd["capture_at_init"]
+    gd["capture_at_init_error"] = "aotrun bench rc 1: no | way"
+    md = bo.render_markdown(res)
+    assert ("- mlp, graph captured at init (cuda_graph_capture_at_init=true):"
+            " failed: aotrun bench rc 1: no / way") in md

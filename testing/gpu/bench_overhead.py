@@ -950,6 +950,19 @@ def measure_rounds(a, budget, results, save):
                             vres["latency_with_gpu_timing_us"] = g["latency_us"]["median"]
                         except Exception as e:
                             vres["gpu_time_error"] = describe(e)[:500]
+                    if first and variant == "aotrun_graph_device" and \
+                            budget.left() > a.reserve + 10:
+                        try:  # the graph captured at init (opt-in option)
+                            c = aotrun_bench(a, env, mres, variant,
+                                             min(60, budget.left() - a.reserve),
+                                             options=["cuda_graph_capture_at_init=true"])
+                            vres["capture_at_init"] = {
+                                k: c.get(k) for k in ("init_us", "first_call_us",
+                                                      "next_calls_us")}
+                            vres["capture_at_init"]["median_us"] = \
+                                c["latency_us"]["median"]
+                        except Exception as e:
+                            vres["capture_at_init_error"] = describe(e)[:500]
                     if first and variant == "aotrun_nograph_device" and \
                             budget.left() > a.reserve + 10:
                         try:  # the first call without init's warm-up run

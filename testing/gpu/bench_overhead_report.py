@@ -94,12 +94,25 @@ def torch_runner_load(probe):
 
 
 def first_call_lines(res):
-    """The first call without a graph (device I/O): its minor page faults
-    and those of the next calls (round 1), and in the run with gpu_timing
-    its GPU time against the steady call's: whether the host or the GPU
-    makes it slow. Nothing for a run that measured neither."""
+    """The first calls (device I/O): with the graph captured at init
+    against without (graph variant, round 1); without a graph, the first
+    call's minor page faults and those of the next calls, and in the run
+    with gpu_timing its GPU time against the steady call's: whether the
+    host or the GPU makes it slow. Nothing for a run that measured none."""
     rows = []
     for name, m in res.get("models", {}).items():
+        gd = (m.get("variants") or {}).get("aotrun_graph_device") or {}
+        cap = gd.get("capture_at_init")
+        if cap or gd.get("capture_at_init_error"):
+            rows.append(f"- {name}, graph captured at init "
+                        "(cuda_graph_capture_at_init=true): " + (
+                            f"init {_f((cap.get('init_us') or 0) / 1e3)} ms, first call "
+                            f"{_f(cap.get('first_call_us'))} us, next "
+                            f"{', '.join(_f(v) for v in (cap.get('next_calls_us') or [])[:4])}, "
+                            f"median {_f(cap.get('median_us'))} us; without it: first call "
+                            f"{_f(gd.get('first_call_us_median'))} us, next "
+                            f"{', '.join(_f(v) for v in ((gd.get('next_calls_us') or [[]])[0] or [])[:4])}"
+                            if cap else "failed: " + gd["capture_at_init_error"].replace("|", "/")[:200]))
         nd = (m.get("variants") or {}).get("aotrun_nograph_device") or {}
         faults = [f for f in nd.get("first_call_minor_faults") or [] if f is not None]
         nxt = next((n for n in nd.get("next_calls_minor_faults") or [] if n), None)
@@ -116,7 +129,7 @@ def first_call_lines(res):
         rows.append(f"- {name}: " + "; ".join(parts))
     if not rows:
         return []
-    return ["First call without a graph, device I/O:", ""] + rows + [""]
+    return ["First calls, device I/O:", ""] + rows + [""]
 
 
 def busy_floor_table(res, floor):

@@ -7,6 +7,11 @@ buffer, then:
     at init, and its first call through the Python binding matches eager;
   * the counter with warm_up_run on: the run is refused ("it writes
     buffers") and the first call sees the counter at 1, as eager;
+  * option cuda_graph_capture_at_init: a static mlp's graph is captured
+    at init (phase Replay before any call; calls match eager); the
+    decoder's is not with one graph (dynamic T, the log says why), and is
+    with cuda_graph_shapes 4 (a caller's other T still runs); bench
+    figures with the option off and on;
   * figures (a benchmark, not a timed test): `aotrun bench --device-io`
     in fresh processes with warm_up_run off and on, at T = 2 (the warm-up
     run's own shape, the smallest) and T = 64: init, first call (host and
@@ -68,12 +73,26 @@ class Counter(nn.Module):
         return self.l(x) * self.n
 
 
-def bench(aotrun_bin, plugin_dir, prog, inputs, on, module_loading=None):
+class StaticMLP(nn.Module):
+    """Every input dim static: a graph captured at init fits every call."""
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 32)
+        self.b = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+def bench(aotrun_bin, plugin_dir, prog, inputs, on, module_loading=None,
+          options=()):
     cmd = [aotrun_bin, "bench", prog, "--device-io", "--iterations", "300",
            "--json", "--plugin", os.path.join(plugin_dir, "libaotrun_cuda.so"),
            "--backend", "cuda",
            "--option", "warm_up_run=%s" % ("true" if on else "false"),
            "--option", "log_level=debug"]
+    for o in options:
+        cmd += ["--option", o]
     for f in inputs:
         cmd += ["--input", f]
     env = dict(os.environ, AOTRUN_LOG_LEVEL="debug")
@@ -218,6 +237,99 @@ def main():
         if "no warm-up run at init: it writes buffers" not in log:
             raise AssertionError("no refusal in the log:\n%s" % log[-800:])
     check("counter: the refusal is in the log", counter_refusal_logged)
+
+    # Option cuda_graph_capture_at_init: the warm-up's calls go on through
+    # the graph's warm-up calls, its capture and one replay.
+    graph_opts = {"warm_up_run": True,
+                  "enable_cuda_graph_for_method": "forward",
+                  "cuda_graph_capture_at_init": True}
+
+    def reset_graph_options():
+        with aotrun.Program(got["dec_path"], plugin=plugin, methods=[]) as p:
+            p.set_option("cuda_graph_capture_at_init", False)
+            p.set_option("enable_cuda_graph_for_method", "")
+            p.set_option("cuda_graph_shapes", 0)
+
+    def export_static():
+        torch.manual_seed(0)
+        got["mlp"] = StaticMLP().cuda().eval()
+        got["mlp_path"] = os.path.join(a.work, "static_mlp")
+        export_program({"forward": (got["mlp"], (torch.randn(
+            4, 16, device="cuda"),))}, got["mlp_path"],
+            shim_exports=[shim], log=lambda s: None)
+    check("export a static mlp", export_static)
+
+    def phase_after_init(path, module, samples, want, extra=None):
+        """The phase right after init, then calls compared with eager."""
+        try:
+            with aotrun.Program(path, plugin=plugin,
+                                options=dict(graph_opts, **(extra or {}))
+                                ) as prog:
+                phase = prog.method().get_option("cuda_graph_phase")
+                if phase != want:
+                    raise AssertionError("phase %s after init, expected %s"
+                                         % (phase, want))
+                for k, args in enumerate(samples):
+                    got_out, = prog.run("forward", *args)
+                    with torch.no_grad():
+                        tgs.compare(got_out, module(*args), "call %d" % k)
+                return "phase %s after init, then %d calls as eager" % (
+                    phase, len(samples))
+        finally:
+            reset_graph_options()
+
+    def mlp_samples():
+        return [(torch.randn(4, 16, device="cuda"),) for _ in range(4)]
+    if "mlp_path" in got:
+        check("static mlp: graph captured at init, calls replay as eager",
+              lambda: phase_after_init(got["mlp_path"], got["mlp"],
+                                       mlp_samples(), "Replay"))
+    # A dynamic T with one graph: capturing T = 16 at init would refuse a
+    # caller's other T, so the graph waits for a caller's calls.
+    check("decoder, one graph: no capture at init (dynamic T)",
+          lambda: phase_after_init(got["dec_path"], got["dec"],
+                                   [tgs.sample(32)], "Warmup"))
+    # A graph per shape: T = 16 captured at init, T = 32 a new shape.
+    check("decoder, cuda_graph_shapes 4: captured at init, other T runs",
+          lambda: phase_after_init(got["dec_path"], got["dec"],
+                                   [tgs.sample(32), tgs.sample(16)],
+                                   "Replay", {"cuda_graph_shapes": 4}))
+
+    def capture_logs_and_figures():
+        """The log's words, and the first calls with graphs (a benchmark:
+        the capture moves from a caller's fourth call into init)."""
+        xin = os.path.join(a.work, "mlp_x.npy")
+        np.save(xin, np.random.randn(4, 16).astype(np.float32))
+        out = []
+        for on in (False, True):
+            f, log = bench(aotrun_bin, a.lib, got["mlp_path"], [xin], True,
+                           options=["enable_cuda_graph_for_method=forward",
+                                    "cuda_graph_capture_at_init=%s"
+                                    % ("true" if on else "false")])
+            said = "the CUDA graph captured at init" in log
+            if said != on:
+                raise AssertionError("capture_at_init=%s: the log %s the "
+                                     "capture:\n%s" % (on, "has" if said
+                                                        else "lacks",
+                                                        log[-800:]))
+            FIGURES.append({"model": "static_mlp", "graphs": True,
+                            "capture_at_init": on, **f})
+            out.append("capture_at_init=%s: init %.1f ms, first call %.1f us,"
+                       " next %s, p50 %.1f us" % (
+                           on, f["init_us"] / 1e3, f["first_call_us"],
+                           [round(v, 1) for v in f.get("next_calls_us") or []],
+                           f["latency_us"]["median"]))
+        dec = inputs_at(32)
+        f, log = bench(aotrun_bin, a.lib, got["dec_path"], dec, True,
+                       options=["enable_cuda_graph_for_method=forward",
+                                "cuda_graph_capture_at_init=true"])
+        if "no CUDA graph captured at init: input" not in log:
+            raise AssertionError("decoder: the log does not say why no "
+                                 "graph was captured:\n%s" % log[-800:])
+        return "; ".join(out)
+    if "mlp_path" in got:
+        check("static mlp: capture at init off and on (log says)",
+              capture_logs_and_figures)
     out_dir = os.environ.get("OUT") or a.work
     with open(os.path.join(out_dir, "warm_up_run.json"), "w") as fh:
         json.dump(FIGURES, fh, indent=1)
