@@ -1,10 +1,13 @@
-"""The opt-in small_gemm pass (passes/small_gemm.py): small static matrix
-products become a float32 multiply + sum; the rest stay GEMMs.
+"""The small_gemm pass (passes/small_gemm.py): small matrix products,
+static or bounded dynamic, become a float32 multiply + sum; the rest stay
+GEMMs.
 
 Checked to fail without the pass: with small_gemms_to_reductions replaced
-by a no-op, 9 of the 11 tests fail (op lists, summaries); the two negative
-cases (large, dynamic, float64 and int products) pass either way by design.
-The values match either way: the pass changes how, not what."""
+by a no-op, 11 of the 13 tests fail (op lists, summaries); the two
+negative cases (large, float64 and int products; an unbounded dynamic
+batch) pass either way by design, and the bounded-dynamic ones also fail
+with the sizes judged as static only. The values match either way: the
+pass changes how, not what."""
 
 import pytest
 
@@ -125,12 +128,48 @@ def test_large_dynamic_float64_and_int_products_stay_gemms(torch):
     assert _gemms(ep) == before and len(before) == 3
 
 
-def test_dynamic_rows_stay_gemm(torch):
+def test_unbounded_dynamic_rows_stay_gemm(torch):
+    # A batch without max=: no size bound, so no product is known small.
+    m = _mlp(torch)
+    batch = torch.export.Dim("batch", min=1)
+    ep, before, summary = _rewrite(torch, m, (torch.randn(4, 64),),
+                                   dynamic_shapes=({0: batch},))
+    assert summary is None and _gemms(ep) == before
+
+
+def test_bounded_dynamic_rows_judged_at_their_upper_bound(torch):
+    # batch in [1, 64]: the second linear (N = 16, 64 * 16 * 128 MACs at
+    # most) is small at every batch; the first (N = 128, M up to 64) is not.
     m = _mlp(torch)
     batch = torch.export.Dim("batch", min=1, max=64)
     ep, before, summary = _rewrite(torch, m, (torch.randn(4, 64),),
                                    dynamic_shapes=({0: batch},))
+    assert before == ["aten.linear.default"] * 2
+    assert _gemms(ep) == ["aten.linear.default"]
+    assert summary.startswith("1 linear with M or N <= 16")
+    for rows in (1, 7, 64):   # one program, every batch it accepts
+        _close(torch, m, ep.module(), (torch.randn(rows, 64),), 1e-5)
+
+
+def test_bounded_dynamic_products_too_large_at_the_bound_stay(torch):
+    # M and N both dynamic up to 32: skinny at small sizes, not at the bound.
+    class MM(torch.nn.Module):
+        def forward(self, a, b):
+            return a @ b
+
+    m_dim = torch.export.Dim("m", min=2, max=32)
+    n_dim = torch.export.Dim("n", min=2, max=32)
+    args = (torch.randn(4, 8), torch.randn(8, 4))
+    ep, before, summary = _rewrite(torch, MM(), args,
+                                   dynamic_shapes=({0: m_dim}, {1: n_dim}))
     assert summary is None and _gemms(ep) == before
+    n_dim = torch.export.Dim("n", min=2, max=16)
+    ep, _, summary = _rewrite(torch, MM(), args,
+                              dynamic_shapes=({0: m_dim}, {1: n_dim}))
+    assert summary is not None and _gemms(ep) == []
+    for m, n in ((2, 16), (32, 3)):
+        a, b = torch.randn(m, 8), torch.randn(8, n)
+        _close(torch, MM(), ep.module(), (a, b), 1e-5)
 
 
 def test_too_many_multiply_adds_stays_gemm(torch):

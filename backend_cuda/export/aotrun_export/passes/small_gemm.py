@@ -11,15 +11,17 @@ Guarantee: in every graph of the program, each
 * `aten.linear(x, w, bias)`  x [..., K], w [N, K]; M the rows of x
 * `aten.matmul(a, b)`        as mm (both 2-D) or bmm (both 3-D, one batch)
 
-whose sizes are all static, whose operands share one dtype of float32,
-float16 or bfloat16, with M or N at most MAX_SKINNY and B*M*N*K at most
-MAX_MACS, is rewritten to sum_k a[.., m, k] * b[.., k, n] computed in
+whose sizes are static or symbolic with a finite upper bound in the
+program's range constraints (`torch.export.Dim(..., max=...)`), whose
+operands share one dtype of float32, float16 or bfloat16, with M or N at
+most MAX_SKINNY and B*M*N*K at most MAX_MACS at those upper bounds (so at
+every size the program accepts), is rewritten to sum_k a[.., m, k] * b[.., k, n] computed in
 float32 and cast back to the dtype (addmm: alpha * that + beta * c in
 float32, c left out when beta is 0, as ATen does). The products are
 those of the GEMM; the float32 sum runs in another order than cuBLAS's
 accumulation, so results agree to rounding, not bit for bit. Anything else
-(dynamic sizes, float64, integer or mixed dtypes, larger products) stays a
-GEMM on cuBLAS.
+(unbounded dynamic sizes, float64, integer or mixed dtypes, larger
+products) stays a GEMM on cuBLAS.
 
 Why: each cuBLAS call costs the host 4 to 6 us (`cublasGemmEx`,
 `cublasLtMatmul`), about twice a kernel launch, and on a small MLP or a
@@ -44,12 +46,35 @@ def _aten():
     return torch.ops.aten
 
 
-def _static_sizes(t) -> Optional[List[int]]:
+def static_upper(size) -> Optional[int]:
+    """A static size itself; None for a symbolic one."""
+    return size if isinstance(size, int) else None
+
+
+def range_upper(ep):
+    """A size's largest value: a static size itself, a symbolic one's upper
+    bound under the program's range constraints; None where unbounded or
+    not known (a serving batch exported without max=)."""
+    from torch.utils._sympy.value_ranges import bound_sympy
+    ranges = dict(getattr(ep, "range_constraints", {}) or {})
+
+    def upper(size):
+        if isinstance(size, int):
+            return size
+        try:
+            u = int(bound_sympy(size.node.expr, ranges).upper)
+        except Exception:  # noqa: BLE001  (int_oo, no expression: unknown)
+            return None
+        return u if u < (1 << 62) else None
+    return upper
+
+
+def _upper_sizes(t, upper) -> Optional[List[int]]:
     try:
-        return [int(s) for s in t.shape] if all(
-            isinstance(s, int) for s in t.shape) else None
+        sizes = [upper(s) for s in t.shape]
     except TypeError:
         return None
+    return None if any(s is None for s in sizes) else sizes
 
 
 def _operands(node):
@@ -82,8 +107,10 @@ def _operands(node):
     return None
 
 
-def is_small(kind, a, b, c=None) -> bool:
-    """The product is small enough, static and of one float dtype."""
+def is_small(kind, a, b, c=None, upper=static_upper) -> bool:
+    """The product is small enough at its sizes' upper bounds (`upper`:
+    static_upper, or range_upper(ep) for bounded dynamic sizes) and of one
+    float dtype."""
     import torch
     va, vb = meta_val(a), meta_val(b)
     vals = [va, vb] + ([meta_val(c)] if c is not None else [])
@@ -92,7 +119,7 @@ def is_small(kind, a, b, c=None) -> bool:
     if len({v.dtype for v in vals}) != 1 or va.dtype not in (
             torch.float32, torch.float16, torch.bfloat16):
         return False
-    sizes = [_static_sizes(v) for v in vals]
+    sizes = [_upper_sizes(v, upper) for v in vals]
     if any(s is None for s in sizes):
         return False
     sa, sb = sizes[0], sizes[1]
@@ -153,11 +180,12 @@ def small_gemms_to_reductions(ep) -> Optional[str]:
     none was found."""
     counts = {"linear": 0, "mm": 0, "addmm": 0, "bmm": 0}  # matmul: mm, bmm
     changed = []
+    upper = range_upper(ep)
     for gm in graph_modules(ep):
         found = []
         for node in list(gm.graph.nodes):
             ops = _operands(node)
-            if ops is not None and is_small(*ops[:4]):
+            if ops is not None and is_small(*ops[:4], upper=upper):
                 found.append((node, ops))
         for node, ops in found:
             _rewrite(node, *ops)
