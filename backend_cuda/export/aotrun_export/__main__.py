@@ -187,7 +187,8 @@ def _parser():
                    help="GEMMs as autotuned Triton kernels")
     p.add_argument("--no-small-gemm", action="store_true",
                    help="keep every GEMM on cuBLAS; by default small matrix "
-                   "products (M or N <= 16, static sizes) become fused "
+                   "products (M or N <= 16; sizes static, or dynamic with a "
+                   "max) become fused "
                    "Triton reductions (docs/exporter-passes.md)")
     p.add_argument("--no-math-attention", action="store_true",
                    help="always keep fused SDPA kernels (needs the attention "

@@ -256,10 +256,11 @@ def export_program(methods: Dict[str, Sequence], out_dir: str, *,
       accumulating ops become aotrun's deterministic shims (determinism.py).
     skip_passes: names of exporter passes to leave out (passes/__init__.py;
       for tests and diagnosis: the passes make programs correct).
-    small_gemm: (default on) small matrix products (M or N <= 16, static
-      sizes) as fused Triton reductions instead of cuBLAS calls
-      (passes/small_gemm.py): less host and GPU time per call where GEMMs
-      are tiny (docs/benchmarks.md); False keeps every GEMM on cuBLAS.
+    small_gemm: (default on) small matrix products (M or N <= 16, sizes
+      static or bounded by the dynamic dims' max=) as fused Triton
+      reductions instead of cuBLAS calls (passes/small_gemm.py): less host
+      and GPU time per call where GEMMs are tiny (docs/benchmarks.md);
+      False keeps every GEMM on cuBLAS.
     Returns the manifest dict. Nothing is left in out_dir on failure.
     """
     import torch
