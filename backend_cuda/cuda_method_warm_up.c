@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "aot_loader/load_report.h"
+#include "backend_cuda/capture_at_init.h"
 #include "backend_cuda/cuda_graph_state.h"
 #include "backend_cuda/cuda_warm_up_run.h"
 #include "backend_cuda/warm_up_plan.h"
@@ -59,41 +60,21 @@ static aotrun_status warm_up_graph_call(void *ctx, const DLTensor *in,
              : st;
 }
 
-/* Calls go on while the graph warms up, and once more after its capture
- * (the replay's own path is then not cold either). */
+/* Calls go on while the graph warms up, and once more after its capture. */
 static int warm_up_graph_more(void *ctx, int calls) {
   (void)calls;
   aotrun_method *m = ctx;
-  aotrun_graph_phase p = aotrun_graph_state_phase(m->graph);
-  return p == AOTRUN_GRAPH_WARMUP ||
-         (p == AOTRUN_GRAPH_REPLAY &&
-          aotrun_graph_state_num_replays(m->graph) == 0);
+  return aotrun_capture_at_init_more(aotrun_graph_state_phase(m->graph),
+                                     aotrun_graph_state_num_replays(m->graph));
 }
 
-/* Why cuda_graph_capture_at_init cannot capture this method's graph at
- * init (NULL: it can). A graph captured at the export's shapes must not
- * refuse a caller's: every input dim static, or a graph per shape. */
+/* Why the graph cannot be captured at init (capture_at_init.h), or NULL. */
 static const char *no_capture_at_init(const aotrun_method *m, char *why,
                                       size_t n) {
-  if (aotrun_graph_state_phase(m->graph) != AOTRUN_GRAPH_WARMUP) {
-    const char *r = aotrun_graph_state_disabled_reason(m->graph);
-    snprintf(why, n, "%s", r[0] != '\0' ? r
-                                        : "the method is not in "
-                                          "enable_cuda_graph_for_method");
-    return why;
-  }
-  const aotrun_program_method *pm = aotrun_method_runner_program_method(m->runner);
-  for (size_t i = 0; pm != NULL && m->opts.graph_shapes == 0 &&
-                     i < pm->num_inputs; i++)
-    for (int d = 0; d < pm->inputs[i].ndim; d++)
-      if (pm->inputs[i].exprs[d].symbol >= 0 || pm->inputs[i].symbols[d]) {
-        snprintf(why, n,
-                 "input '%s' has a dynamic dim %d and cuda_graph_shapes is "
-                 "0: the one graph is captured at a caller's shapes",
-                 pm->inputs[i].name, d);
-        return why;
-      }
-  return NULL;
+  return aotrun_capture_at_init_refusal(
+      aotrun_method_runner_program_method(m->runner), m->opts.graph_shapes,
+      aotrun_graph_state_phase(m->graph),
+      aotrun_graph_state_disabled_reason(m->graph), why, n);
 }
 
 /* The log's words on the graph after a warm-up with capture at init. */
