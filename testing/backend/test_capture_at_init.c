@@ -117,8 +117,8 @@ static int warm_up_calls(aotrun_graph_state *s, float *in, float *out,
   return calls;
 }
 
-static void test_loop_captures_and_replays_once(void **state) {
-  (void)state;
+/* A graph state with graphs on over a fresh fake GPU. */
+static aotrun_graph_state *graphs_on(void) {
   fake_gpu_reset();
   aotrun_graph_ops ops = fake_gpu_ops();
   aotrun_graph_state *s = NULL;
@@ -129,6 +129,19 @@ static void test_loop_captures_and_replays_once(void **state) {
                                              &err),
                    AOTRUN_OK);
   aotrun_graph_state_set_enabled(s, 1);
+  return s;
+}
+
+/* Destroys s; everything the fake GPU made must be freed. */
+static void destroy_balanced(aotrun_graph_state *s) {
+  aotrun_graph_state_destroy(s);
+  char why[128];
+  if (!fake_gpu_balanced(why, sizeof why)) fail_msg("leaked: %s", why);
+}
+
+static void test_loop_captures_and_replays_once(void **state) {
+  (void)state;
+  aotrun_graph_state *s = graphs_on();
   float in[N] = {1, 2, 3, 4}, out[N] = {0};
   assert_int_equal(warm_up_calls(s, in, out, 8), 5);
   assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_REPLAY);
@@ -140,23 +153,12 @@ static void test_loop_captures_and_replays_once(void **state) {
   for (int j = 0; j < N; j++) assert_float_equal(out[j], in2[j] + 1, 0);
   assert_int_equal(aotrun_graph_state_num_replays(s), 2);
   assert_int_equal(FAKE.graphs_made, 1);
-  aotrun_graph_state_destroy(s);
-  char why[128];
-  if (!fake_gpu_balanced(why, sizeof why)) fail_msg("leaked: %s", why);
+  destroy_balanced(s);
 }
 
 static void test_failed_capture_stops_with_graphs_off(void **state) {
   (void)state;
-  fake_gpu_reset();
-  aotrun_graph_ops ops = fake_gpu_ops();
-  aotrun_graph_state *s = NULL;
-  aotrun_error err;
-  aotrun_error_clear(&err);
-  assert_int_equal(aotrun_graph_state_create(&ops, "forward",
-                                             (DLDevice){kDLCUDA, 0}, 1, 1, &s,
-                                             &err),
-                   AOTRUN_OK);
-  aotrun_graph_state_set_enabled(s, 1);
+  aotrun_graph_state *s = graphs_on();
   float in[N] = {1, 2, 3, 4}, out[N] = {0};
   assert_int_equal(warm_up_calls(s, in, out, 3), 3); /* the warm-up calls */
   FAKE.fault = FAKE_INSTANTIATE;  /* the capture fails (F6): the call runs
@@ -165,9 +167,7 @@ static void test_failed_capture_stops_with_graphs_off(void **state) {
   assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
   assert_non_null(strstr(aotrun_graph_state_disabled_reason(s),
                          "CUDA graph capture failed"));
-  aotrun_graph_state_destroy(s);
-  char why[128];
-  if (!fake_gpu_balanced(why, sizeof why)) fail_msg("leaked: %s", why);
+  destroy_balanced(s);
 }
 
 int main(void) {
