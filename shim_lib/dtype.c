@@ -10,33 +10,39 @@ typedef struct dtype_info {
   int real;
 } dtype_info;
 
+/* Indexed by the ScalarType code (a direct lookup: element sizes are read
+ * on every tensor access of a call's hot path); codes without an entry
+ * have no name. */
+#define ENTRY(code, size, name, real) [code] = {code, size, name, real}
 static const dtype_info kDtypes[] = {
-    {AOTRUN_DT_UINT8, 1, "uint8", 1},
-    {AOTRUN_DT_INT8, 1, "int8", 1},
-    {AOTRUN_DT_INT16, 2, "int16", 1},
-    {AOTRUN_DT_INT32, 4, "int32", 1},
-    {AOTRUN_DT_INT64, 8, "int64", 1},
-    {AOTRUN_DT_FLOAT16, 2, "float16", 1},
-    {AOTRUN_DT_FLOAT32, 4, "float32", 1},
-    {AOTRUN_DT_FLOAT64, 8, "float64", 1},
-    {AOTRUN_DT_COMPLEX32, 4, "complex32", 0},
-    {AOTRUN_DT_COMPLEX64, 8, "complex64", 0},
-    {AOTRUN_DT_COMPLEX128, 16, "complex128", 0},
-    {AOTRUN_DT_BOOL, 1, "bool", 1},
-    {AOTRUN_DT_BFLOAT16, 2, "bfloat16", 1},
-    {AOTRUN_DT_FLOAT8_E5M2, 1, "float8_e5m2", 0},
-    {AOTRUN_DT_FLOAT8_E4M3FN, 1, "float8_e4m3fn", 0},
-    {AOTRUN_DT_FLOAT8_E5M2FNUZ, 1, "float8_e5m2fnuz", 0},
-    {AOTRUN_DT_FLOAT8_E4M3FNUZ, 1, "float8_e4m3fnuz", 0},
-    {AOTRUN_DT_UINT16, 2, "uint16", 1},
-    {AOTRUN_DT_UINT32, 4, "uint32", 1},
-    {AOTRUN_DT_UINT64, 8, "uint64", 1},
+    ENTRY(AOTRUN_DT_UINT8, 1, "uint8", 1),
+    ENTRY(AOTRUN_DT_INT8, 1, "int8", 1),
+    ENTRY(AOTRUN_DT_INT16, 2, "int16", 1),
+    ENTRY(AOTRUN_DT_INT32, 4, "int32", 1),
+    ENTRY(AOTRUN_DT_INT64, 8, "int64", 1),
+    ENTRY(AOTRUN_DT_FLOAT16, 2, "float16", 1),
+    ENTRY(AOTRUN_DT_FLOAT32, 4, "float32", 1),
+    ENTRY(AOTRUN_DT_FLOAT64, 8, "float64", 1),
+    ENTRY(AOTRUN_DT_COMPLEX32, 4, "complex32", 0),
+    ENTRY(AOTRUN_DT_COMPLEX64, 8, "complex64", 0),
+    ENTRY(AOTRUN_DT_COMPLEX128, 16, "complex128", 0),
+    ENTRY(AOTRUN_DT_BOOL, 1, "bool", 1),
+    ENTRY(AOTRUN_DT_BFLOAT16, 2, "bfloat16", 1),
+    ENTRY(AOTRUN_DT_FLOAT8_E5M2, 1, "float8_e5m2", 0),
+    ENTRY(AOTRUN_DT_FLOAT8_E4M3FN, 1, "float8_e4m3fn", 0),
+    ENTRY(AOTRUN_DT_FLOAT8_E5M2FNUZ, 1, "float8_e5m2fnuz", 0),
+    ENTRY(AOTRUN_DT_FLOAT8_E4M3FNUZ, 1, "float8_e4m3fnuz", 0),
+    ENTRY(AOTRUN_DT_UINT16, 2, "uint16", 1),
+    ENTRY(AOTRUN_DT_UINT32, 4, "uint32", 1),
+    ENTRY(AOTRUN_DT_UINT64, 8, "uint64", 1),
 };
+#undef ENTRY
 
 static const dtype_info *find_dtype(int32_t code) {
-  for (size_t i = 0; i < sizeof kDtypes / sizeof kDtypes[0]; i++)
-    if (kDtypes[i].code == code) return &kDtypes[i];
-  return NULL;
+  if (code < 0 || (size_t)code >= sizeof kDtypes / sizeof kDtypes[0] ||
+      kDtypes[code].name == NULL)
+    return NULL;
+  return &kDtypes[code];
 }
 
 size_t aotrun_dtype_size(int32_t dtype) {

@@ -145,6 +145,7 @@ int64_t aotrun_tensor_span(const aotrun_tensor_impl *t) {
 
 void *aotrun_tensor_data(const aotrun_tensor_impl *t) {
   if (!t->storage || !t->storage->data) return NULL;
+  if (t->storage_offset == 0) return t->storage->data; /* most tensors */
   return (char *)t->storage->data +
          t->storage_offset * (int64_t)aotrun_dtype_size(t->dtype);
 }

@@ -35,6 +35,12 @@ static void test_unknown_dtype_size(void **state) {
   assert_string_equal(aotrun_shim_last_error(),
                       "aoti_torch_dtype_element_size: unknown dtype 12");
   assert_int_equal(aoti_torch_dtype_element_size(-1), 0);
+  /* The sizes are looked up by code: every gap between known codes, and
+   * codes past the last, are unknown too. */
+  int32_t unknown[] = {13, 14, 16, 17, 18, 19, 20, 21, 22, 30, 31, 64,
+                       INT32_MAX, INT32_MIN};
+  for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+    assert_int_equal(aoti_torch_dtype_element_size(unknown[i]), 0);
 }
 
 static void test_device_layout_memory_format(void **state) {
