@@ -11,7 +11,7 @@ MAX_EXACT = 2 ** 53        # the loader refuses JSON integers above this
 INT64_MAX = 2 ** 63 - 1
 
 
-def _bound(v) -> Optional[int]:
+def finite_bound(v) -> Optional[int]:
     """An exact finite integer bound, or None (infinite, symbolic, huge)."""
     try:
         if getattr(v, "is_finite", True) is False:
@@ -50,10 +50,10 @@ def _ranges(ep) -> Dict[str, Tuple[int, Optional[int]]]:
     """symbol name -> (min, max or None) for symbols with a usable range."""
     out = {}
     for sym, vr in getattr(ep, "range_constraints", {}).items():
-        lo = _bound(vr.lower)
+        lo = finite_bound(vr.lower)
         if lo is None or lo < 0:
             continue
-        out[str(sym)] = (lo, _bound(vr.upper))
+        out[str(sym)] = (lo, finite_bound(vr.upper))
     return out
 
 
@@ -116,7 +116,7 @@ def _hints(ep) -> Dict[str, int]:
             if vals is None:   # torch before backed_var_to_val
                 vals = getattr(env, "var_to_val", {})
             for sym, v in vals.items():
-                n = _bound(v)
+                n = finite_bound(v)
                 if n is not None:
                     out[str(sym)] = n
             return out

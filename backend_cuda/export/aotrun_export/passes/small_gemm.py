@@ -56,16 +56,16 @@ def range_upper(ep):
     bound under the program's range constraints; None where unbounded or
     not known (a serving batch exported without max=)."""
     from torch.utils._sympy.value_ranges import bound_sympy
+    from ..dim_ranges import finite_bound
     ranges = dict(getattr(ep, "range_constraints", {}) or {})
 
     def upper(size):
         if isinstance(size, int):
             return size
         try:
-            u = int(bound_sympy(size.node.expr, ranges).upper)
-        except Exception:  # noqa: BLE001  (int_oo, no expression: unknown)
+            return finite_bound(bound_sympy(size.node.expr, ranges).upper)
+        except Exception:  # noqa: BLE001  (no expression, no bound: unknown)
             return None
-        return u if u < (1 << 62) else None
     return upper
 
 
