@@ -27,3 +27,22 @@ def test_summarize_with_gpu_time():
 def test_every_condition_is_documented():
     for cond in fcs.CONDITIONS:
         assert "\n  %s " % cond in fcs.__doc__, cond
+
+
+def test_worker_command_parses_as_a_worker():
+    # The GPU run of 2026-12-07 16:07 failed every condition: the worker's
+    # command line lacked --out, which the parser required of everyone.
+    a = fcs.parse_args(["--out", "/tmp/x.json", "--lib", "/l"])
+    for cond in fcs.CONDITIONS:
+        cmd = fcs.worker_command(a, cond, "/p")
+        w = fcs.parse_args(cmd[2:])
+        assert w.worker and w.condition == cond and w.program == "/p"
+        assert w.lib == "/l" and w.busy_ms == a.busy_ms
+
+
+def test_out_required_outside_the_worker():
+    import pytest
+    with pytest.raises(SystemExit):
+        fcs.parse_args([])
+    with pytest.raises(SystemExit):
+        fcs.parse_args(["--worker"])

@@ -116,18 +116,34 @@ def worker(a):
     return 0
 
 
-def main():
+def worker_command(a, cond, program):
+    """The command line of one condition's fresh process."""
+    return [sys.executable, os.path.abspath(__file__), "--worker",
+            "--condition", cond, "--program", program, "--lib", a.lib,
+            "--busy-ms", str(a.busy_ms), "--gap-ms", str(a.gap_ms)]
+
+
+def parse_args(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=os.path.join(ROOT, ".gpu", "lib"))
     ap.add_argument("--work", default="/tmp/aotrun-first-call-state")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="results file (not for --worker)")
     ap.add_argument("--busy-ms", type=float, default=20.0)
     ap.add_argument("--gap-ms", type=float, default=200.0)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--condition", choices=CONDITIONS)
     ap.add_argument("--program")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    if not a.worker and not a.out:
+        ap.error("--out is required (a worker prints its record instead)")
+    if a.worker and not (a.condition and a.program):
+        ap.error("--worker needs --condition and --program")
+    return a
+
+
+def main():
+    a = parse_args()
     os.environ.setdefault("AOTRUN_HOST_LIBRARY",
                           os.path.join(a.lib, "libaotrun_host.so"))
     if a.worker:
@@ -137,9 +153,7 @@ def main():
     results, failed = [], 0
     for r in range(a.rounds):
         for cond in CONDITIONS if r % 2 == 0 else CONDITIONS[::-1]:
-            cmd = [sys.executable, os.path.abspath(__file__), "--worker",
-                   "--condition", cond, "--program", program, "--lib", a.lib,
-                   "--busy-ms", str(a.busy_ms), "--gap-ms", str(a.gap_ms)]
+            cmd = worker_command(a, cond, program)
             p = subprocess.run(cmd, capture_output=True, text=True,
                                timeout=180)
             try:
