@@ -44,6 +44,10 @@ aotrun_status aotrun_cuda_synchronize(void *stream, aotrun_error *err) {
     return aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED,
                             "cudaStreamSynchronize failed: %s",
                             cudaGetErrorString(e));
+  return aotrun_cuda_check_device_error(err);
+}
+
+aotrun_status aotrun_cuda_check_device_error(aotrun_error *err) {
   /* Bad data the fallback kernels found (an index out of range) is
    * reported here, at the first synchronisation after it was written. */
   int device = 0;
@@ -54,18 +58,23 @@ aotrun_status aotrun_cuda_synchronize(void *stream, aotrun_error *err) {
   return AOTRUN_OK;
 }
 
+/* A copy queued after a graph's launch: the call's synchronisation must
+ * wait for it, so the done counter is not awaited (cuda_done_flag.h). */
 static aotrun_status runner_copy(void *ctx, void *dst, const void *src,
                                  size_t bytes, aotrun_copy_kind kind,
                                  void *stream, aotrun_error *err) {
-  (void)ctx;
+  const aotrun_cuda_sync_ctx *c = ctx;
+  if (c != NULL && c->done != NULL) aotrun_cuda_done_flag_disarm(c->done);
   return aotrun_cuda_copy(dst, src, bytes, kind, stream, err);
 }
 
-/* ctx: the method's aotrun_cuda_timing (or NULL): its stop event goes in
- * just before the call's final synchronisation. */
+/* The timing's stop event goes in just before the call's final
+ * synchronisation, which is the done counter's wait where armed. */
 static aotrun_status runner_sync(void *ctx, void *stream, aotrun_error *err) {
-  if (ctx != NULL) aotrun_cuda_timing_mark_end(ctx, stream);
-  return aotrun_cuda_synchronize(stream, err);
+  const aotrun_cuda_sync_ctx *c = ctx;
+  if (c != NULL && c->timing != NULL)
+    aotrun_cuda_timing_mark_end(c->timing, stream);
+  return aotrun_cuda_done_flag_sync(c != NULL ? c->done : NULL, stream, err);
 }
 
 /* ---- constants' memory (weight cache: codes only, no messages) ---- */
@@ -159,8 +168,8 @@ static aotrun_status runner_driver_version(void *ctx, int *version,
   return AOTRUN_OK;
 }
 
-aotrun_runner_device_ops aotrun_cuda_runner_ops(aotrun_cuda_timing *timing) {
-  aotrun_runner_device_ops ops = {timing,
+aotrun_runner_device_ops aotrun_cuda_runner_ops(aotrun_cuda_sync_ctx *sync) {
+  aotrun_runner_device_ops ops = {sync,
                                   runner_copy,
                                   runner_sync,
                                   aotrun_cuda_memory_ops(),

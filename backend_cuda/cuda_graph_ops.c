@@ -404,6 +404,31 @@ static aotrun_status enable_output_node(void *ctx, void *exec, void *node,
   return enable_node(exec, node, on, "cuda_graph.enable_output_node", err);
 }
 
+/* ---- the done counter's node (cuda_done_flag.h) ---- */
+
+static aotrun_status add_done_node(void *ctx, void *graph, int *added,
+                                   aotrun_error *err) {
+  *added = 0;
+  if (!C(ctx)->done_flag) return AOTRUN_OK;
+  if (aotrun_fault_point("cuda_graph.add_done_node"))
+    return cuda_failed(err, "cudaGraphAddKernelNode",
+                       cudaErrorMemoryAllocation);
+  cudaGraphNode_t *leaves = NULL;
+  size_t num_leaves = 0;
+  aotrun_status st =
+      graph_leaves((cudaGraph_t)graph, &leaves, &num_leaves, err);
+  if (st == AOTRUN_OK)
+    st = aotrun_cuda_done_flag_add_node(&C(ctx)->done, graph,
+                                        (void *const *)leaves, num_leaves,
+                                        added, err);
+  free(leaves);
+  return st;
+}
+
+static void done_launched(void *ctx, int awaitable) {
+  aotrun_cuda_done_flag_launched(&C(ctx)->done, awaitable);
+}
+
 static void log_message(void *ctx, int32_t level, const char *message) {
   if (C(ctx)->log != NULL) C(ctx)->log(C(ctx)->log_ctx, level, message);
 }
@@ -440,6 +465,8 @@ aotrun_graph_ops aotrun_cuda_graph_ops(aotrun_cuda_graph_ctx *ctx) {
       .add_output_nodes = add_output_nodes,
       .point_output_node = point_output_node,
       .enable_output_node = enable_output_node,
+      .add_done_node = add_done_node,
+      .done_launched = done_launched,
   };
   return ops;
 }

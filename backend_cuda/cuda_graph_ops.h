@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "aot_loader/method_runner.h"
+#include "backend_cuda/cuda_done_flag.h"
 #include "backend_cuda/cuda_graph_state.h"
 
 typedef struct aotrun_cuda_graph_ctx {
@@ -24,6 +25,11 @@ typedef struct aotrun_cuda_graph_ctx {
   /* Option cuda_graph_copy_kernels: copy nodes added from now on are
    * kernel nodes (graph_copy_kernel.h), else memcpy nodes. */
   int copy_kernels;
+  /* Option cuda_graph_done_flag: graphs captured from then on end in the
+   * done counter's node, and their replays wait on it (cuda_done_flag.h). */
+  int done_flag;
+  aotrun_cuda_done_flag done; /* the counter (the method's runner reaches it
+                                 too, to wait and to disarm) */
 } aotrun_cuda_graph_ctx;
 
 /* The ops table with ctx as its context (ctx must outlive the state). */

@@ -268,8 +268,9 @@ static aotrun_status capture_call(aotrun_graph_state *s, aotrun_graph_slot *c,
   aotrun_graph_shape_cache_commit(&s->shapes, aotrun_graph_slot_index(s, c));
   s->phase = AOTRUN_GRAPH_REPLAY;
   aotrun_graph_state_logf(
-      s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph captured (%zu held)",
-      s->method, aotrun_graph_shape_cache_num_graphs(&s->shapes));
+      s, AOTRUN_LOG_DEBUG, "method %s: CUDA graph captured (%zu held)%s",
+      s->method, aotrun_graph_shape_cache_num_graphs(&s->shapes),
+      c->done_node ? "; it ends in the done counter's node" : "");
   /* Output nodes attached at the capture copied in the first launch. */
   st = aotrun_graph_output_nodes_finish(&s->ops, c->output_nodes.count > 0,
                                         c->outputs, out, n_out, err);
@@ -327,6 +328,8 @@ static aotrun_status replay(aotrun_graph_state *s, aotrun_graph_slot *c,
                                          c->outputs, out, n_out, &by_nodes,
                                          err);
   if (st == AOTRUN_OK) st = s->ops.launch(s->ops.ctx, c->exec, err);
+  if (st == AOTRUN_OK && c->done_node)
+    s->ops.done_launched(s->ops.ctx, by_nodes);
   if (st == AOTRUN_OK)
     st = aotrun_graph_output_nodes_finish(&s->ops, by_nodes, c->outputs, out,
                                           n_out, err);

@@ -208,6 +208,17 @@ typedef struct aotrun_graph_ops {
   /* Turns node of exec on (1) or off (0) for its next launches. */
   aotrun_status (*enable_output_node)(void *ctx, void *exec, void *node,
                                       int on, aotrun_error *err);
+
+  /* Optional, both or none (option cuda_graph_done_flag; NULL: every call
+   * ends in cudaStreamSynchronize; cuda_done_flag.h). */
+  /* Adds to graph a last node, after every leaf, telling the host the
+   * replay's end; *added = 0 where the ctx does not want one or cannot
+   * make it (not an error: the capture goes on without it). */
+  aotrun_status (*add_done_node)(void *ctx, void *graph, int *added,
+                                 aotrun_error *err);
+  /* A graph with that node was launched; awaitable: only the call's
+   * synchronisation follows (its outputs were copied by nodes). */
+  void (*done_launched)(void *ctx, int awaitable);
 } aotrun_graph_ops;
 
 typedef struct aotrun_graph_state aotrun_graph_state;

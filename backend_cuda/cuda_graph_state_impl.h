@@ -37,6 +37,7 @@ typedef struct aotrun_graph_slot {
   int have_shapes;   /* static_inputs describe a capture call */
   int capturing;     /* begin_capture succeeded, end_capture not yet called */
   int pool_installed;
+  int done_node;     /* the graph ends in the done counter's node */
 } aotrun_graph_slot;
 
 struct aotrun_graph_state {
@@ -84,9 +85,10 @@ void aotrun_graph_slots_free_arrays(aotrun_graph_state *s);
 void aotrun_graph_slot_evict(aotrun_graph_state *s, aotrun_graph_slot *c);
 /* A slot for a new capture (NULL: its host arrays cannot be made). */
 aotrun_graph_slot *aotrun_graph_slot_for_capture(aotrun_graph_state *s);
-/* Steps 1-8 of a capture call (static inputs, pool, record, input nodes,
- * output nodes into the call's outputs, instantiate, first launch). A
- * failure here happened before the graph ran. */
+/* Steps 1-9 of a capture call (static inputs, pool, record, input nodes,
+ * output nodes into the call's outputs, the done counter's node,
+ * instantiate, first launch). A failure here happened before the graph
+ * ran. */
 aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
                                                      aotrun_graph_slot *c,
                                                      const DLTensor *in,

@@ -52,6 +52,7 @@ void aotrun_cuda_method_destroy(aotrun_method *m) {
   /* The graph's release() needs the runner (output handles) and stream. */
   aotrun_graph_state_destroy(m->graph);
   aotrun_method_runner_destroy(m->runner);
+  aotrun_cuda_done_flag_destroy(&m->graph_ctx.done); /* its graphs are gone */
   aotrun_weight_registry_release(m->weights);
   aotrun_cuda_stream_release(m->stream);
   aotrun_cuda_stream_order_destroy(&m->order);
@@ -70,13 +71,14 @@ static aotrun_status make_runner(aotrun_method *m, const void *manifest,
         &m->weights, &cache, err);
     if (st != AOTRUN_OK) return st;
   }
+  m->sync = (aotrun_cuda_sync_ctx){&m->timing, &m->graph_ctx.done};
   aotrun_method_runner_config config = {
       .host = m->host,
       .manifest = manifest,
       .manifest_size = size,
       .method = method,
       .device = m->device_str,
-      .ops = aotrun_cuda_runner_ops(&m->timing),
+      .ops = aotrun_cuda_runner_ops(&m->sync),
       .weight_cache = cache,
       .library_temp_file = m->opts.library_temp_file,
   };
@@ -90,7 +92,9 @@ static aotrun_status make_graph_state(aotrun_method *m, aotrun_error *err) {
       .log_ctx = m,
       .log = method_log,
       .call = NULL,
-      .copy_kernels = m->opts.graph_copy_kernels};
+      .copy_kernels = m->opts.graph_copy_kernels,
+      .done_flag = m->opts.graph_done_flag};
+  aotrun_cuda_done_flag_init(&m->graph_ctx.done);
   aotrun_graph_ops ops = aotrun_cuda_graph_ops(&m->graph_ctx);
   size_t ni = 0, no = 0;
   aotrun_method_runner_num_io(m->runner, AOTRUN_IO_INPUT, &ni, NULL);
@@ -211,6 +215,8 @@ aotrun_status aotrun_cuda_method_run(aotrun_method *m, const DLTensor *inputs,
   if (st != AOTRUN_OK) return st;
   int64_t checked = first ? aotrun_load_clock_ns() : 0;
   int async = call != NULL && call->no_sync;
+  /* An async call before may have left the counter armed. */
+  aotrun_cuda_done_flag_disarm(&m->graph_ctx.done);
   aotrun_cuda_timing_begin(&m->timing, m->graph_ctx.stream);
   m->timing_pending = 0;
   m->graph_ctx.call = call;
@@ -318,6 +324,10 @@ static aotrun_status set_option_on_device(aotrun_method *m,
     case AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS: /* from the next capture on */
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
       if (st == AOTRUN_OK) m->graph_ctx.copy_kernels = m->opts.graph_copy_kernels;
+      return st;
+    case AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG: /* from the next capture on */
+      st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);
+      if (st == AOTRUN_OK) m->graph_ctx.done_flag = m->opts.graph_done_flag;
       return st;
     case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
       st = aotrun_cuda_options_store(&m->opts, id, opt, &m->err);

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "aot_loader/method_runner.h"
+#include "backend_cuda/cuda_device_ops.h"
 #include "backend_cuda/cuda_graph_ops.h"
 #include "backend_cuda/cuda_graph_state.h"
 #include "backend_cuda/cuda_method.h"
@@ -28,6 +29,7 @@ struct aotrun_method {
   aotrun_cuda_graph_ctx graph_ctx;
   aotrun_graph_state *graph;
   aotrun_cuda_timing timing; /* option gpu_timing */
+  aotrun_cuda_sync_ctx sync; /* the runner's: timing and graph_ctx.done */
   int timing_pending; /* an async call's timing, read by synchronize */
   atomic_int called;  /* a call succeeded (the first one is logged) */
   char method[64];    /* for log lines */

@@ -67,6 +67,9 @@ static const option_desc kOptions[AOTRUN_CUDA_OPT_COUNT] = {
     [AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT] = {"cuda_graph_capture_at_init",
                                                AOTRUN_OPTION_BOOL,
                                                WHERE_BACKEND, WHERE_BOTH},
+    [AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG] = {"cuda_graph_done_flag",
+                                         AOTRUN_OPTION_BOOL, WHERE_BOTH,
+                                         WHERE_BOTH},
 };
 
 static const char *const kLevels[] = {"debug", "info", "warning", "error"};
@@ -114,6 +117,20 @@ static const char *where_text(int where) {
   }
 }
 
+/* Every key in table order, ", "-separated: the unknown-key message
+ * lists them from the table, so no new option can be left out of it. */
+static const char *key_list(char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < AOTRUN_CUDA_OPT_COUNT && used < size; i++) {
+    int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+                     kOptions[i].key);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  return buf;
+}
+
 aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
                                       int check_type, int for_method,
                                       aotrun_cuda_option_id *id,
@@ -142,18 +159,10 @@ aotrun_status aotrun_cuda_option_find(const char *key, int32_t type,
     *id = (aotrun_cuda_option_id)i;
     return AOTRUN_OK;
   }
+  char keys[AOTRUN_ERROR_MESSAGE_SIZE];
   return aotrun_error_set(err, AOTRUN_ERR_NOT_FOUND,
-                          "backend cuda has no option '%s' (options: "
-                          "enable_cuda_graph_for_method, shared_stream, "
-                          "share_weights, log_level, recapture, "
-                          "cuda_graph_phase, weight_copies, gpu_timing, "
-                          "last_gpu_time_ns, cuda_graph_shapes, "
-                          "cuda_graph_bytes, library_temp_file, "
-                          "load_report, warm_up, warm_up_run, "
-                          "cuda_graph_input_nodes, cuda_graph_output_nodes, "
-                          "output_placement, cuda_graph_copy_kernels, "
-                          "cuda_graph_capture_at_init)",
-                          key);
+                          "backend cuda has no option '%.64s' (options: %s)",
+                          key, key_list(keys, sizeof keys));
 }
 
 /* ---- method lists ---- */
@@ -271,6 +280,9 @@ aotrun_status aotrun_cuda_options_store(aotrun_cuda_options *o,
     case AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT:
       o->graph_capture_at_init = opt->bool_value != 0;
       return AOTRUN_OK;
+    case AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG:
+      o->graph_done_flag = opt->bool_value != 0;
+      return AOTRUN_OK;
     case AOTRUN_CUDA_OPT_GRAPH_SHAPES:
       if (opt->int_value < 0 || opt->int_value > AOTRUN_CUDA_MAX_GRAPH_SHAPES)
         return aotrun_error_set(err, AOTRUN_ERR_INVALID_ARGUMENT,
@@ -324,6 +336,9 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       break;
     case AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT:
       out->bool_value = o->graph_capture_at_init;
+      break;
+    case AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG:
+      out->bool_value = o->graph_done_flag;
       break;
     case AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT:
       out->bool_value = o->output_placement >= 0

@@ -78,6 +78,12 @@
  *        caller's shapes: every input dim static, or cuda_graph_shapes >
  *        0 (default 0, opt-in until measured on the GPU); read on a
  *        method
+ *   cuda_graph_done_flag           BOOL    both          1: graphs
+ *        captured from then on end in one more kernel that bumps a
+ *        counter in mapped host memory, and a replay whose output copies
+ *        are graph nodes waits by spinning on that counter instead of in
+ *        cudaStreamSynchronize (cuda_done_flag.h; default 0, opt-in until
+ *        measured on the GPU)
  *
  * Backend-wide values (method NULL) apply to handles created afterwards;
  * a handle starts with a copy. Unknown keys are AOTRUN_ERR_NOT_FOUND, a
@@ -114,6 +120,7 @@ typedef enum aotrun_cuda_option_id {
   AOTRUN_CUDA_OPT_OUTPUT_PLACEMENT,
   AOTRUN_CUDA_OPT_GRAPH_COPY_KERNELS,
   AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT,
+  AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG,
   AOTRUN_CUDA_OPT_COUNT
 } aotrun_cuda_option_id;
 
@@ -136,6 +143,7 @@ typedef struct aotrun_cuda_options {
   int32_t output_placement; /* -1: not set (aotrun_output_placement_wanted) */
   int32_t graph_copy_kernels; /* cuda_graph_copy_kernels */
   int32_t graph_capture_at_init; /* cuda_graph_capture_at_init */
+  int32_t graph_done_flag; /* cuda_graph_done_flag */
 } aotrun_cuda_options;
 
 /* The defaults: no graphs, a stream per method, shared weights, info. */

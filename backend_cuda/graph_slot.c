@@ -56,6 +56,7 @@ void aotrun_graph_slot_release(aotrun_graph_state *s, aotrun_graph_slot *c) {
   if (c->exec != NULL) s->ops.destroy_exec(s->ops.ctx, c->exec);
   if (c->graph != NULL) s->ops.destroy_graph(s->ops.ctx, c->graph);
   c->exec = c->graph = NULL;
+  c->done_node = 0;
   aotrun_graph_input_nodes_forget(&c->input_nodes);
   aotrun_graph_output_nodes_forget(&c->output_nodes);
   if (c->pool != NULL) s->ops.pool_destroy(s->ops.ctx, c->pool);
@@ -215,6 +216,30 @@ static aotrun_status record(aotrun_graph_state *s, aotrun_graph_slot *c,
   return AOTRUN_OK;
 }
 
+/* The done counter's node (option cuda_graph_done_flag), after the output
+ * nodes: the graph's last. */
+static aotrun_status add_done_node(aotrun_graph_state *s, aotrun_graph_slot *c,
+                                   aotrun_error *err) {
+  c->done_node = 0;
+  if (s->ops.add_done_node == NULL || s->ops.done_launched == NULL)
+    return AOTRUN_OK;
+  int added = 0;
+  aotrun_error why;
+  aotrun_error_clear(&why);
+  aotrun_status st = s->ops.add_done_node(s->ops.ctx, c->graph, &added, &why);
+  if (st != AOTRUN_OK) {
+    aotrun_error_set(err, st, "%s", why.message);
+    return aotrun_error_prefix(err, "done counter node: ");
+  }
+  if (!added && why.message[0] != '\0')
+    aotrun_graph_state_logf(s, AOTRUN_LOG_INFO,
+                            "method %s: %s; its replays end in "
+                            "cudaStreamSynchronize",
+                            s->method, why.message);
+  c->done_node = added;
+  return AOTRUN_OK;
+}
+
 aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
                                                      aotrun_graph_slot *c,
                                                      const DLTensor *in,
@@ -235,6 +260,7 @@ aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
     st = aotrun_graph_output_nodes_attach(&s->ops, c->graph, c->outputs, out,
                                           s->num_outputs, &c->output_nodes,
                                           err);
+  if (st == AOTRUN_OK) st = add_done_node(s, c, err);
   if (st == AOTRUN_OK) {
     void *exec = NULL;
     st = s->ops.instantiate(s->ops.ctx, c->graph, &exec, err);
@@ -245,6 +271,8 @@ aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
     st = s->ops.launch(s->ops.ctx, c->exec, err);
     if (st != AOTRUN_OK) aotrun_error_prefix(err, "first launch: ");
   }
+  /* Counted, not awaited: the capture call synchronises the stream. */
+  if (st == AOTRUN_OK && c->done_node) s->ops.done_launched(s->ops.ctx, 0);
   return st;
 }
 

@@ -210,6 +210,7 @@ static aotrun_status copy_outputs(void *ctx, AtenTensorHandle *src,
   aotrun_status s = fails(FAKE_COPY_OUTPUTS, err, "output copy");
   if (s != AOTRUN_OK) return s;
   FAKE.copy_outputs++;
+  if (FAKE.armed) FAKE.copies_while_armed++;
   const output *o = (const output *)src[0];
   s = fits(o, &out[0], err);
   if (s != AOTRUN_OK) return s;
@@ -251,6 +252,8 @@ static size_t pool_bytes(void *ctx, void *pool) {
 static void log_message(void *ctx, int32_t level, const char *message) {
   (void)ctx, (void)level;
   snprintf(FAKE.last_log, sizeof FAKE.last_log, "%s", message);
+  size_t used = strlen(FAKE.logs);
+  snprintf(FAKE.logs + used, sizeof FAKE.logs - used, "%s\n", message);
 }
 
 static aotrun_status add_input_nodes(void *ctx, void *x, const DLTensor *in,
@@ -330,6 +333,8 @@ static aotrun_status plan_outputs(void *ctx, AtenTensorHandle *src,
 static aotrun_status finish_outputs(void *ctx, aotrun_error *err) {
   (void)ctx;
   FAKE.finishes++;
+  if (FAKE.armed) FAKE.flag_waits++;
+  FAKE.armed = 0;
   return fails(FAKE_FINISH, err, "cudaStreamSynchronize");
 }
 
@@ -386,6 +391,29 @@ static aotrun_status enable_output_node(void *ctx, void *x, void *n, int on,
   return AOTRUN_OK;
 }
 
+static aotrun_status add_done_node(void *ctx, void *x, int *added,
+                                   aotrun_error *err) {
+  (void)ctx, (void)x;
+  *added = 0;
+  if (!FAKE.done_flag) return AOTRUN_OK;
+  aotrun_status s = fails(FAKE_ADD_DONE, err, "cudaGraphAddKernelNode");
+  if (s != AOTRUN_OK) return s;
+  if (FAKE.done_refuse != NULL) {
+    aotrun_error_set(err, AOTRUN_ERR_ACCESS_FAILED, "%s", FAKE.done_refuse);
+    return AOTRUN_OK;
+  }
+  FAKE.done_nodes++;
+  *added = 1;
+  return AOTRUN_OK;
+}
+
+static void done_launched(void *ctx, int awaitable) {
+  (void)ctx;
+  FAKE.done_launches++;
+  FAKE.done_awaitable += awaitable != 0;
+  FAKE.armed = awaitable;
+}
+
 aotrun_graph_ops fake_gpu_ops(void) {
   aotrun_graph_ops o = {
       .run_direct = run_direct,
@@ -417,6 +445,8 @@ aotrun_graph_ops fake_gpu_ops(void) {
       .add_output_nodes = add_output_nodes,
       .point_output_node = point_output_node,
       .enable_output_node = enable_output_node,
+      .add_done_node = add_done_node,
+      .done_launched = done_launched,
   };
   return o;
 }

@@ -8,6 +8,9 @@
  * updated only by the exec setters; a launch runs the enabled input nodes,
  * the kernel, then the enabled output nodes. An output in kDLCUDA memory
  * with data is a direct copy (plan_outputs); any other is not.
+ * A graph may end in the done counter's node (FAKE.done_flag): each
+ * launch of one is counted, and a stream copy queued while such a launch
+ * is armed (awaited by the counter) is counted as the bug it would be.
  * Any op can be made to fail once (fake_gpu.fault), and every allocation is
  * counted so a test can check nothing leaked after destroy.
  *
@@ -42,6 +45,7 @@ typedef enum fake_fault {
   FAKE_ADD_OUT_NODES, /* fails after adding all but the last node */
   FAKE_OUT_POINT,
   FAKE_OUT_ENABLE,
+  FAKE_ADD_DONE,      /* add_done_node */
   FAKE_FAULT_COUNT
 } fake_fault;
 
@@ -55,7 +59,15 @@ typedef struct fake_gpu {
   int graphs_made, graphs_destroyed, execs_made, execs_destroyed;
   int static_allocs, static_frees, pools_made, pools_destroyed;
   int outputs_made, outputs_deleted;
+  /* The done counter's node (option cuda_graph_done_flag). */
+  int done_flag;           /* add_done_node adds one (else *added = 0) */
+  const char *done_refuse; /* with done_flag: not added, this the reason */
+  int done_nodes, done_launches, done_awaitable; /* counts */
+  int armed;               /* an awaitable launch not yet finished */
+  int flag_waits;          /* finish_outputs ending an armed launch */
+  int copies_while_armed;  /* copy_outputs after one: a wait would end early */
   char last_log[2048];
+  char logs[8192]; /* every log line, while they fit */
 } fake_gpu;
 
 extern fake_gpu FAKE;

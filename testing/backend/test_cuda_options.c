@@ -51,6 +51,35 @@ static void test_defaults(void **state) {
   assert_string_equal(out.key, "cuda_graph_capture_at_init");
   assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
   assert_int_equal(out.bool_value, 0);
+  /* The done counter's wait: opt-in until measured on the GPU. */
+  aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG, &out);
+  assert_string_equal(out.key, "cuda_graph_done_flag");
+  assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
+  assert_int_equal(out.bool_value, 0);
+}
+
+/* cuda_graph_done_flag is set anywhere (on a method: for its next
+ * capture), and takes a BOOL only. */
+static void test_done_flag_option(void **state) {
+  (void)state;
+  aotrun_cuda_options o;
+  aotrun_cuda_options_default(&o);
+  aotrun_cuda_option_id id;
+  aotrun_error err = {AOTRUN_OK, ""};
+  for (int method = 0; method < 2; method++)
+    assert_int_equal(aotrun_cuda_option_find("cuda_graph_done_flag",
+                                             AOTRUN_OPTION_BOOL, 1, method,
+                                             &id, &err),
+                     AOTRUN_OK);
+  aotrun_option on = {"cuda_graph_done_flag", AOTRUN_OPTION_BOOL, 1, 0, NULL};
+  assert_int_equal(aotrun_cuda_options_store(&o, id, &on, &err), AOTRUN_OK);
+  assert_int_equal(o.graph_done_flag, 1);
+  assert_int_equal(aotrun_cuda_option_find("cuda_graph_done_flag",
+                                           AOTRUN_OPTION_INT, 1, 1, &id,
+                                           &err),
+                   AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err.message,
+                      "option 'cuda_graph_done_flag' takes a BOOL, got a INT");
 }
 
 /* cuda_graph_capture_at_init acts at init only: set backend-wide (for
@@ -148,7 +177,7 @@ static void test_unknown_key(void **state) {
                       "load_report, warm_up, warm_up_run, "
                       "cuda_graph_input_nodes, cuda_graph_output_nodes, "
                       "output_placement, cuda_graph_copy_kernels, "
-                      "cuda_graph_capture_at_init)");
+                      "cuda_graph_capture_at_init, cuda_graph_done_flag)");
   assert_int_equal(aotrun_cuda_option_find(NULL, 0, 0, 0, &id, &err),
                    AOTRUN_ERR_INVALID_ARGUMENT);
 }
@@ -369,6 +398,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_key),
       cmocka_unit_test(test_loading_options),
       cmocka_unit_test(test_capture_at_init_option),
+      cmocka_unit_test(test_done_flag_option),
       cmocka_unit_test(test_wrong_type),
       cmocka_unit_test(test_where_options_apply),
       cmocka_unit_test(test_method_lists),

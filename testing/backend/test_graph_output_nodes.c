@@ -20,109 +20,27 @@
 
 #include "backend_cuda/cuda_graph_state.h"
 #include "testing/backend/fake_graph_gpu.h"
-
-#define N 4 /* floats per tensor */
-
-static int64_t kShape[1] = {N};
-static int64_t kLongShape[1] = {N + 1};
-
-typedef struct buf {
-  float v[N + 1];
-  DLTensor t;
-} buf;
-
-/* A tensor of N floats v0, v0+1, ... in "device" (kDLCUDA) or host memory. */
-static void make(buf *b, float v0, int device) {
-  for (int j = 0; j <= N; j++) b->v[j] = v0 + (float)j;
-  b->t = (DLTensor){.data = b->v,
-                    .device = {device ? kDLCUDA : kDLCPU, 0},
-                    .ndim = 1,
-                    .dtype = {kDLFloat, 32, 1},
-                    .shape = kShape};
-}
-
-static aotrun_graph_state *S;
-
-static int setup(void **state) {
-  (void)state;
-  fake_gpu_reset();
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  aotrun_graph_state_destroy(S);
-  S = NULL;
-  char why[128];
-  if (!fake_gpu_balanced(why, sizeof why)) fail_msg("leaked: %s", why);
-  return 0;
-}
-
-static void start(int output_nodes, aotrun_graph_ops ops) {
-  aotrun_error err;
-  aotrun_error_clear(&err);
-  assert_int_equal(aotrun_graph_state_create(&ops, "forward",
-                                             (DLDevice){kDLCUDA, 0}, 1, 1,
-                                             &S, &err),
-                   AOTRUN_OK);
-  aotrun_graph_state_set_input_nodes(S, 1);
-  aotrun_graph_state_set_output_nodes(S, output_nodes);
-  aotrun_graph_state_set_enabled(S, 1);
-}
-
-/* One call of input `in` into output `out` (its first N floats are
- * overwritten first); on success checks out = in + 1. */
-static aotrun_status call(buf *in, buf *out) {
-  for (int j = 0; j < N; j++) out->v[j] = -1000;
-  aotrun_error err;
-  aotrun_error_clear(&err);
-  aotrun_status st = aotrun_graph_state_execute(S, &in->t, 1, &out->t, 1,
-                                                &err);
-  if (st != AOTRUN_OK) {
-    snprintf(FAKE.last_log, sizeof FAKE.last_log, "%s", err.message);
-    return st;
-  }
-  for (int j = 0; j < N; j++)
-    if (out->v[j] != in->v[j] + 1)
-      fail_msg("output %d is %g, want %g (a stale or missing output copy)",
-               j, (double)out->v[j], (double)(in->v[j] + 1));
-  return st;
-}
-
-/* b's first N floats are still its own (no node wrote into it). */
-static void untouched(const buf *b, float v0) {
-  for (int j = 0; j < N; j++)
-    if (b->v[j] != -1000 && b->v[j] != v0 + (float)j)
-      fail_msg("an earlier output buffer was written: [%d] = %g", j,
-               (double)b->v[j]);
-}
-
-/* Three warm-up calls and the capture call, input a into output o. */
-static void capture(buf *a, buf *o) {
-  for (int i = 0; i < 4; i++) assert_int_equal(call(a, o), AOTRUN_OK);
-  assert_string_equal(aotrun_graph_phase_name(aotrun_graph_state_phase(S)),
-                      "Replay");
-}
+#include "testing/backend/graph_call_fixture.h"
 
 /* ---- tests ---- */
 
 static void test_nodes_copy_into_each_calls_outputs(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, b, o1, o2, o3;
-  make(&a, 10, 1);
-  make(&b, 20, 1);
-  make(&o1, 0, 1);
-  make(&o2, 0, 1);
-  make(&o3, 0, 1);
-  capture(&a, &o1);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, b, o1, o2, o3;
+  gf_make(&a, 10, 1);
+  gf_make(&b, 20, 1);
+  gf_make(&o1, 0, 1);
+  gf_make(&o2, 0, 1);
+  gf_make(&o3, 0, 1);
+  gf_capture(&a, &o1);
   assert_int_equal(FAKE.add_out_nodes, 1);
-  assert_int_equal(aotrun_graph_state_num_output_node_graphs(S), 1);
+  assert_int_equal(aotrun_graph_state_num_output_node_graphs(GF_STATE), 1);
   int copies = FAKE.copy_outputs, finishes = FAKE.finishes;
-  buf *in[] = {&b, &a, &b, &a, &a};
-  buf *out[] = {&o2, &o3, &o1, &o2, &o2};
+  gf_buf *in[] = {&b, &a, &b, &a, &a};
+  gf_buf *out[] = {&o2, &o3, &o1, &o2, &o2};
   for (int i = 0; i < 5; i++)
-    assert_int_equal(call(in[i], out[i]), AOTRUN_OK);
+    assert_int_equal(gf_call(in[i], out[i]), AOTRUN_OK);
   assert_int_equal(FAKE.copy_outputs, copies); /* none after the launch */
   assert_int_equal(FAKE.finishes, finishes + 5);
   assert_int_equal(FAKE.out_points, 4); /* o2, o3, o1, o2; o2 again kept */
@@ -132,56 +50,56 @@ static void test_nodes_copy_into_each_calls_outputs(void **state) {
 /* The capture call's own output came through the node of its first launch. */
 static void test_the_capture_call_is_copied_by_its_nodes(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o;
-  make(&a, 3, 1);
-  make(&o, 0, 1);
-  for (int i = 0; i < 3; i++) assert_int_equal(call(&a, &o), AOTRUN_OK);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o;
+  gf_make(&a, 3, 1);
+  gf_make(&o, 0, 1);
+  for (int i = 0; i < 3; i++) assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
   int copies = FAKE.copy_outputs;
-  assert_int_equal(call(&a, &o), AOTRUN_OK); /* the capture call */
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK); /* the capture call */
   assert_int_equal(FAKE.copy_outputs, copies);
   assert_int_equal(FAKE.add_out_nodes, 1);
 }
 
 static void test_host_outputs_turn_the_nodes_off_and_back_on(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o, h, p;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
-  make(&h, 0, 0); /* host memory */
-  make(&p, 0, 1);
-  capture(&a, &o);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o, h, p;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
+  gf_make(&h, 0, 0); /* host memory */
+  gf_make(&p, 0, 1);
+  gf_capture(&a, &o);
   int copies = FAKE.copy_outputs;
-  assert_int_equal(call(&a, &h), AOTRUN_OK); /* off, copied after */
+  assert_int_equal(gf_call(&a, &h), AOTRUN_OK); /* off, copied after */
   assert_int_equal(FAKE.copy_outputs, copies + 1);
   assert_int_equal(FAKE.out_enables, 1);
   assert_non_null(strstr(FAKE.last_log, "not a plain device-to-device"));
-  for (int j = 0; j < N; j++) o.v[j] = -1000;
-  assert_int_equal(call(&a, &h), AOTRUN_OK); /* stays off */
-  untouched(&o, 0); /* the node that pointed at o did not run */
+  for (int j = 0; j < GF_N; j++) o.v[j] = -1000;
+  assert_int_equal(gf_call(&a, &h), AOTRUN_OK); /* stays off */
+  gf_untouched(&o, 0); /* the node that pointed at o did not run */
   assert_int_equal(FAKE.out_enables, 1);
-  assert_int_equal(call(&a, &p), AOTRUN_OK); /* on again, re-pointed */
+  assert_int_equal(gf_call(&a, &p), AOTRUN_OK); /* on again, re-pointed */
   assert_int_equal(FAKE.out_enables, 2);
   assert_int_equal(FAKE.copy_outputs, copies + 2);
 }
 
 static void test_a_refused_destination_copies_after_the_launch(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o, bad, p;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
-  make(&bad, 0, 1);
-  make(&p, 0, 1);
-  capture(&a, &o);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o, bad, p;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
+  gf_make(&bad, 0, 1);
+  gf_make(&p, 0, 1);
+  gf_capture(&a, &o);
   FAKE.refuse_dst = bad.v;
   int copies = FAKE.copy_outputs;
-  assert_int_equal(call(&a, &bad), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &bad), AOTRUN_OK);
   assert_int_equal(FAKE.copy_outputs, copies + 1);
   assert_non_null(strstr(FAKE.last_log, "output 0: "));
   assert_non_null(strstr(FAKE.last_log, "invalid argument"));
-  assert_int_equal(call(&a, &p), AOTRUN_OK); /* nodes again */
+  assert_int_equal(gf_call(&a, &p), AOTRUN_OK); /* nodes again */
   assert_int_equal(FAKE.copy_outputs, copies + 1);
 }
 
@@ -189,114 +107,114 @@ static void test_a_refused_destination_copies_after_the_launch(void **state) {
 static void test_an_output_that_does_not_fit_fails_before_the_launch(
     void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o, wide;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
-  make(&wide, 0, 1);
-  wide.t.shape = kLongShape;
-  capture(&a, &o);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o, wide;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
+  gf_make(&wide, 0, 1);
+  wide.t.shape = gf_long_shape;
+  gf_capture(&a, &o);
   int launches = FAKE.launches;
-  assert_int_equal(call(&a, &wide), AOTRUN_ERR_INVALID_ARGUMENT);
+  assert_int_equal(gf_call(&a, &wide), AOTRUN_ERR_INVALID_ARGUMENT);
   assert_non_null(strstr(FAKE.last_log, "4 values into 5"));
   assert_int_equal(FAKE.launches, launches);
-  assert_int_equal(call(&a, &o), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
 }
 
 static void test_a_node_that_cannot_be_turned_off_fails_the_call(
     void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o, h;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
-  make(&h, 0, 0);
-  capture(&a, &o);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o, h;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
+  gf_make(&h, 0, 0);
+  gf_capture(&a, &o);
   FAKE.fault = FAKE_OUT_ENABLE;
   int launches = FAKE.launches;
-  assert_int_equal(call(&a, &h), AOTRUN_ERR_ACCESS_FAILED);
+  assert_int_equal(gf_call(&a, &h), AOTRUN_ERR_ACCESS_FAILED);
   assert_non_null(strstr(FAKE.last_log, "turning output node 0 off"));
   assert_int_equal(FAKE.launches, launches);
   /* Mixed state after the failure: the next calls switch again. */
-  assert_int_equal(call(&a, &h), AOTRUN_OK);
-  assert_int_equal(call(&a, &o), AOTRUN_OK);
-  assert_int_equal(call(&a, &h), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &h), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &h), AOTRUN_OK);
 }
 
 /* A plan or a wait that fails is the call's error, reported as such. */
 static void test_plan_and_finish_failures_are_the_calls(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
-  capture(&a, &o);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
+  gf_capture(&a, &o);
   FAKE.fault = FAKE_PLAN;
-  assert_int_equal(call(&a, &o), AOTRUN_ERR_ACCESS_FAILED);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_ERR_ACCESS_FAILED);
   assert_non_null(strstr(FAKE.last_log, "output plan"));
   FAKE.fault = FAKE_FINISH;
-  assert_int_equal(call(&a, &o), AOTRUN_ERR_ACCESS_FAILED);
-  assert_int_equal(call(&a, &o), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_ERR_ACCESS_FAILED);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
 }
 
 static void test_no_nodes_without_the_option_ops_or_device_output(
     void **state) {
   (void)state;
-  buf a, o, h;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
-  make(&h, 0, 0);
-  start(0, fake_gpu_ops()); /* option off */
-  capture(&a, &o);
+  gf_buf a, o, h;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
+  gf_make(&h, 0, 0);
+  gf_start(0, fake_gpu_ops()); /* option off */
+  gf_capture(&a, &o);
   int copies = FAKE.copy_outputs;
-  assert_int_equal(call(&a, &o), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
   assert_int_equal(FAKE.copy_outputs, copies + 1);
-  assert_int_equal(aotrun_graph_state_num_output_node_graphs(S), 0);
-  aotrun_graph_state_destroy(S);
-  start(1, fake_gpu_ops()); /* on, but the capture call's output is host */
-  capture(&a, &h);
+  assert_int_equal(aotrun_graph_state_num_output_node_graphs(GF_STATE), 0);
+  aotrun_graph_state_destroy(GF_STATE);
+  gf_start(1, fake_gpu_ops()); /* on, but the capture call's output is host */
+  gf_capture(&a, &h);
   assert_int_equal(FAKE.add_out_nodes, 0);
-  assert_int_equal(call(&a, &o), AOTRUN_OK);
-  aotrun_graph_state_destroy(S);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
+  aotrun_graph_state_destroy(GF_STATE);
   aotrun_graph_ops no_node_ops = fake_gpu_ops(); /* a backend without them */
   no_node_ops.finish_outputs = NULL;
-  start(1, no_node_ops);
-  capture(&a, &o);
+  gf_start(1, no_node_ops);
+  gf_capture(&a, &o);
   assert_int_equal(FAKE.add_out_nodes, 0);
-  assert_int_equal(call(&a, &o), AOTRUN_OK);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
 }
 
 static void test_attach_failure_is_a_capture_failure(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, o;
-  make(&a, 1, 1);
-  make(&o, 0, 1);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, o;
+  gf_make(&a, 1, 1);
+  gf_make(&o, 0, 1);
   FAKE.fault = FAKE_ADD_OUT_NODES;
-  for (int i = 0; i < 4; i++) assert_int_equal(call(&a, &o), AOTRUN_OK);
-  assert_string_equal(aotrun_graph_phase_name(aotrun_graph_state_phase(S)),
+  for (int i = 0; i < 4; i++) assert_int_equal(gf_call(&a, &o), AOTRUN_OK);
+  assert_string_equal(aotrun_graph_phase_name(aotrun_graph_state_phase(GF_STATE)),
                       "Disabled");
-  assert_int_equal(aotrun_graph_state_num_output_node_graphs(S), 0);
-  assert_int_equal(call(&a, &o), AOTRUN_OK); /* without a graph */
+  assert_int_equal(aotrun_graph_state_num_output_node_graphs(GF_STATE), 0);
+  assert_int_equal(gf_call(&a, &o), AOTRUN_OK); /* without a graph */
 }
 
 /* With input nodes too: both kinds of node in one graph, each call's
  * input read and output written, the same buffers costing no setter. */
 static void test_input_and_output_nodes_together(void **state) {
   (void)state;
-  start(1, fake_gpu_ops());
-  buf a, b, o, p;
-  make(&a, 1, 1);
-  make(&b, 50, 1);
-  make(&o, 0, 1);
-  make(&p, 0, 1);
-  capture(&a, &o);
+  gf_start(1, fake_gpu_ops());
+  gf_buf a, b, o, p;
+  gf_make(&a, 1, 1);
+  gf_make(&b, 50, 1);
+  gf_make(&o, 0, 1);
+  gf_make(&p, 0, 1);
+  gf_capture(&a, &o);
   assert_int_equal(FAKE.add_nodes, 1);
   assert_int_equal(FAKE.add_out_nodes, 1);
   int copies = FAKE.copy_inputs + FAKE.copy_outputs;
   for (int i = 0; i < 3; i++) {
     b.v[0] = (float)(7 * i);
-    assert_int_equal(call(&b, &p), AOTRUN_OK);
+    assert_int_equal(gf_call(&b, &p), AOTRUN_OK);
   }
   assert_int_equal(FAKE.points, 1);
   assert_int_equal(FAKE.out_points, 1);
@@ -306,29 +224,29 @@ static void test_input_and_output_nodes_together(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_nodes_copy_into_each_calls_outputs,
-                                      setup, teardown),
+                                      gf_setup, gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_the_capture_call_is_copied_by_its_nodes, setup, teardown),
+          test_the_capture_call_is_copied_by_its_nodes, gf_setup, gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_host_outputs_turn_the_nodes_off_and_back_on, setup, teardown),
+          test_host_outputs_turn_the_nodes_off_and_back_on, gf_setup, gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_a_refused_destination_copies_after_the_launch, setup,
-          teardown),
+          test_a_refused_destination_copies_after_the_launch, gf_setup,
+          gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_an_output_that_does_not_fit_fails_before_the_launch, setup,
-          teardown),
+          test_an_output_that_does_not_fit_fails_before_the_launch, gf_setup,
+          gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_a_node_that_cannot_be_turned_off_fails_the_call, setup,
-          teardown),
+          test_a_node_that_cannot_be_turned_off_fails_the_call, gf_setup,
+          gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_plan_and_finish_failures_are_the_calls, setup, teardown),
+          test_plan_and_finish_failures_are_the_calls, gf_setup, gf_teardown),
       cmocka_unit_test_setup_teardown(
-          test_no_nodes_without_the_option_ops_or_device_output, setup,
-          teardown),
+          test_no_nodes_without_the_option_ops_or_device_output, gf_setup,
+          gf_teardown),
       cmocka_unit_test_setup_teardown(test_attach_failure_is_a_capture_failure,
-                                      setup, teardown),
+                                      gf_setup, gf_teardown),
       cmocka_unit_test_setup_teardown(test_input_and_output_nodes_together,
-                                      setup, teardown),
+                                      gf_setup, gf_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -339,7 +339,7 @@ def test_variant_command_lines(bo, monkeypatch):
                     "aotrun_graph_copies_device", "aotrun_lt_nograph_device",
                     "aotrun_graph_outcopies_device",
                     "aotrun_copyout_nograph_device",
-                    "aotrun_graph_kernels_device"):
+                    "aotrun_graph_kernels_device", "aotrun_graph_flag_device"):
         bo.aotrun_bench(a, {}, mres, variant, 10)
     cmds = [" ".join(c) for c, _ in seen]
     assert "--device-io" not in cmds[0] and "enable_cuda_graph" not in cmds[0]
@@ -360,6 +360,10 @@ def test_variant_command_lines(bo, monkeypatch):
     assert "--option enable_cuda_graph_for_method=forward" in cmds[6]
     assert "--device-io" in cmds[6]
     assert "cuda_graph_copy_kernels" not in " ".join(cmds[:6])
+    assert "--option cuda_graph_done_flag=true" in cmds[7]
+    assert "--option enable_cuda_graph_for_method=forward" in cmds[7]
+    assert "--device-io" in cmds[7]
+    assert "cuda_graph_done_flag" not in " ".join(cmds[:7])
     assert all("--input /p/x.npy" in c and "--no-gpu-time" in c for c in cmds)
 
 

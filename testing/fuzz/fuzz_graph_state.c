@@ -101,7 +101,7 @@ static void step(aotrun_graph_state *s, uint8_t b) {
       call(s, b);
       return;
     case 2:
-      switch ((b >> 2) % 10) {
+      switch ((b >> 2) % 11) {
         case 0: aotrun_graph_state_set_enabled(s, 1); return;
         case 1: aotrun_graph_state_set_enabled(s, 0); return;
         case 2: aotrun_graph_state_set_input_nodes(s, 1); return;
@@ -114,6 +114,7 @@ static void step(aotrun_graph_state *s, uint8_t b) {
         case 6: FAKE.refuse_src = NULL, FAKE.refuse_dst = NULL; return;
         case 7: aotrun_graph_state_set_output_nodes(s, 1); return;
         case 8: aotrun_graph_state_set_output_nodes(s, 0); return;
+        case 9: FAKE.done_flag = !FAKE.done_flag; return; /* next capture */
         default:
           (void)aotrun_graph_state_memory_report(s);
           return;
@@ -143,5 +144,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   aotrun_graph_state_destroy(s);
   char why[160];
   if (!fake_gpu_balanced(why, sizeof why)) die("after destroy", why);
+  /* A replay awaited by the done counter queued nothing after its launch,
+   * and every launch of a graph with the node was counted. */
+  if (FAKE.copies_while_armed != 0)
+    die("done counter", "an output copy was queued after an awaited launch");
+  if (FAKE.done_launches > FAKE.launches)
+    die("done counter", "more done launches counted than launches");
   return 0;
 }

@@ -118,6 +118,7 @@ VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
             "aotrun_graph_copies_device", "aotrun_graph_outcopies_device",
             "aotrun_copyout_nograph_device", "aotrun_graph_kernels_device",
+            "aotrun_graph_flag_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
@@ -759,6 +760,8 @@ def aotrun_bench(a, env, mres, variant, timeout, gpu_time=False, memory=False,
         cmd += ["--option", "cuda_graph_output_nodes=false"]
     if "_kernels_" in variant:  # copy nodes as kernel nodes (opt-in)
         cmd += ["--option", "cuda_graph_copy_kernels=true"]
+    if "_flag_" in variant:  # the replay's end seen by its done counter
+        cmd += ["--option", "cuda_graph_done_flag=true"]
     # Placement off: each output copied after the call (writing outputs in
     # place is the default since 2026-12-07).
     if "_copyout_" in variant:

@@ -55,7 +55,8 @@ def wall_over_gpu_table(res, floor):
     columns); the target is about the call alone, so it is read here."""
     rows = []
     pairs = (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
-             ("aotrun_graph_kernels_device", "replay_kernel_nodes_sync"))
+             ("aotrun_graph_kernels_device", "replay_kernel_nodes_sync"),
+             ("aotrun_graph_flag_device", "replay_memcpy_nodes_sync"))
     for name, n, var, fkey, vr in _graph_runs(res, pairs):
         wall, gpu = vr.get("median_us"), vr.get("gpu_time_us")
         if wall is None or gpu is None or not n:
@@ -289,6 +290,7 @@ def render_markdown(res, variants):
                   "aotrun_graph_outcopies_device": "aotrun + graph, device I/O, output copies on the stream (cuda_graph_output_nodes=false)",
                   "aotrun_copyout_nograph_device": "aotrun, device I/O, outputs copied, none written in place (AOTRUN_OUTPUT_PLACEMENT=0)",
                   "aotrun_graph_kernels_device": "aotrun + graph, device I/O, input and output copies as kernel nodes (cuda_graph_copy_kernels=true)",
+                  "aotrun_graph_flag_device": "aotrun + graph, device I/O, the replay's end awaited on its done counter in mapped host memory (cuda_graph_done_flag=true)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",

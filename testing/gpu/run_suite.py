@@ -15,6 +15,8 @@ picks some):
                 (the defaults cuda_graph_input_nodes, _output_nodes)
   graph_kernels (not in the default) graph_device with the copy nodes as
                 kernel nodes (cuda_graph_copy_kernels=true)
+  graph_flag    (not in the default) graph_device with each replay awaited
+                on its done counter (cuda_graph_done_flag=true)
 and, through aotrun_gpu_check, the CUDA graph contract: replay (mlp), a
 same-byte-count reshape refused (dyn4d), capture failure retried without a
 graph (mask_index, item); and, through aotrun_gpu_unload_check, the CUDA
@@ -112,12 +114,14 @@ def aotrun_run(a, env, case, method, minfo, methods, mode, out, log,
     st = cinfo.get("output_format") == "safetensors"
     if st:
         cmd += ["--output-format", "safetensors"]
-    if mode in ("graph", "graph_device", "graph_kernels"):
+    if mode in ("graph", "graph_device", "graph_kernels", "graph_flag"):
         cmd += ["--option", "enable_cuda_graph_for_method=" + ",".join(methods)]
-    if mode in ("device", "graph_device", "graph_kernels"):
+    if mode in ("device", "graph_device", "graph_kernels", "graph_flag"):
         cmd.append("--device-io")
     if mode == "graph_kernels":
         cmd += ["--option", "cuda_graph_copy_kernels=true"]
+    if mode == "graph_flag":  # replays awaited on their done counter
+        cmd += ["--option", "cuda_graph_done_flag=true"]
     return sh(cmd, log, env=env)
 
 
