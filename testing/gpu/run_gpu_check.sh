@@ -268,7 +268,8 @@ fi
 # picks the cases; "@small_gemm": those whose export notes say the
 # small_gemm pass rewrote them; AOTRUN_GPU_SANITIZE_TOOLS the tools, e.g. initcheck,
 # AOTRUN_GPU_SANITIZE_TIMEOUT one run's limit in seconds, default 240,
-# AOTRUN_GPU_SANITIZE_MODES nograph, graph or both, the default;
+# AOTRUN_GPU_SANITIZE_MODES a comma list of nograph, graph (the default),
+# graph_device, graph_flag (sanitize.py parse_modes);
 # AOTRUN_GPU_SANITIZE_LEAN=1: sanitize.py --lean, the fewest calls that
 # run every path, for the T=2048 programs; AOTRUN_GPU_SANITIZE_EXCLUDE, a
 # comma list of kernel name substrings left uninstrumented, named in the

@@ -10,7 +10,8 @@ expected arrays): a run is clean when the sanitizer reports 0 errors, aotrun
 exits 0 and every output matches.
 
 usage: sanitize.py SUITE WORK --bin B --lib L [--cases a,b|all] [--tools t,u]
-                   [--modes nograph,graph] [--results R.json]
+                   [--modes nograph,graph[,graph_device,graph_flag]]
+                   [--results R.json]
                    [--deadline SECONDS] [--exclude-kernel SUBSTRING ...]
        sanitize.py SUITE WORK --bin B --lib L --eager CASE [--eager-tool T]
                    (the case's eager PyTorch forward under tool T, for
@@ -83,8 +84,7 @@ def run_one(a, cs, tool, case, mode, log, timeout):
     cmd += run_suite.input_args(prog, minfo)
     if info.get("output_format") == "safetensors":
         cmd += ["--output-format", "safetensors"]
-    if mode == "graph":
-        cmd += ["--option", f"enable_cuda_graph_for_method={method}"]
+    cmd += mode_args(mode, method)
     if a.lean:  # the init's warm-up run repeats the call's kernels
         cmd += ["--option", "warm_up_run=false"]
     t0 = time.time()
@@ -198,17 +198,35 @@ def cases_by_size(suite, cases):
     return sorted(cases, key=size)
 
 
-MODES = ("nograph", "graph")
+MODES = ("nograph", "graph", "graph_device", "graph_flag")
+DEFAULT_MODES = ("nograph", "graph")
 
 
 def parse_modes(text):
-    """--modes: a comma list of nograph and graph, in MODES order (one
-    mode per device call where a run takes minutes)."""
+    """--modes: a comma list of MODES, in MODES order (one mode per device
+    call where a run takes minutes). graph_device: graphs with --device-io
+    (replay's input and output copies as graph nodes); graph_flag: that and
+    cuda_graph_done_flag. Not in the default: on 2026-12-07 racecheck and
+    synccheck crashed inside cuGraphLaunch (SIGSEGV in the tool's launch
+    hook) on graph_device replays (docs/reliability.md)."""
     want = [m for m in text.split(",") if m]
     bad = [m for m in want if m not in MODES]
     if bad or not want:
-        raise ValueError("--modes takes nograph and/or graph, got %r" % text)
+        raise ValueError("--modes takes a comma list of %s, got %r"
+                         % (", ".join(MODES), text))
     return [m for m in MODES if m in want]
+
+
+def mode_args(mode, method):
+    """aotrun run's arguments for a mode (nograph: none)."""
+    args = []
+    if mode != "nograph":
+        args += ["--option", f"enable_cuda_graph_for_method={method}"]
+    if mode in ("graph_device", "graph_flag"):
+        args.append("--device-io")
+    if mode == "graph_flag":
+        args += ["--option", "cuda_graph_done_flag=true"]
+    return args
 
 
 def main():
@@ -220,8 +238,9 @@ def main():
     ap.add_argument("--cases", default="mlp,transformer,cnn,mask_index")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--timeout", type=int, default=240)
-    ap.add_argument("--modes", default=",".join(MODES),
-                    help="nograph, graph or both (default both)")
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                    help="comma list of " + ", ".join(MODES) +
+                    " (default nograph,graph)")
     ap.add_argument("--results", default=None)
     ap.add_argument("--deadline", type=float, default=None)
     ap.add_argument("--lean", action="store_true",

@@ -53,6 +53,16 @@ check("no summary", sanitize.error_count("killed\n"), (None, None))
 check("both modes by default order", sanitize.parse_modes("graph,nograph"),
       ["nograph", "graph"])
 check("one mode", sanitize.parse_modes("graph"), ["graph"])
+check("device modes in order", sanitize.parse_modes("graph_flag,graph_device"),
+      ["graph_device", "graph_flag"])
+check("nograph args", sanitize.mode_args("nograph", "forward"), [])
+check("graph args", sanitize.mode_args("graph", "forward"),
+      ["--option", "enable_cuda_graph_for_method=forward"])
+check("graph_device args", sanitize.mode_args("graph_device", "forward"),
+      ["--option", "enable_cuda_graph_for_method=forward", "--device-io"])
+check("graph_flag args", sanitize.mode_args("graph_flag", "decode"),
+      ["--option", "enable_cuda_graph_for_method=decode", "--device-io",
+       "--option", "cuda_graph_done_flag=true"])
 for bad in ("", "graphs", "nograph,cuda"):
     try:
         sanitize.parse_modes(bad)
