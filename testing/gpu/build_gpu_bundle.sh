@@ -32,6 +32,7 @@ targets=(
   //testing/fallback:test_conv_args
   //testing/fallback:bench_gemm
   //testing/gpu:launch_floor
+  //testing/gpu:graph_copy_leaf
   //testing/example_program
   //testing/example_program:example_program_cuda
 )
@@ -50,7 +51,8 @@ for t in testing/shim/test_shim_cuda testing/shim/bench_alloc \
          testing/backend/test_staged_upload_cuda \
          testing/fallback/test_fallback_cuda testing/fallback/test_attention_args \
          testing/fallback/test_conv_args \
-         testing/fallback/bench_gemm testing/gpu/launch_floor; do
+         testing/fallback/bench_gemm testing/gpu/launch_floor \
+         testing/gpu/graph_copy_leaf; do
   copy "$bin/$t" .gpu/bin
 done
 # The demo's example programs, where `aotrun demo` looks: beside aotrun.

@@ -1,0 +1,195 @@
+// graph_copy_leaf.cu: a plain-CUDA reproduction of the graphs aotrun replays
+// with device I/O (issue 13's open sanitizer item, docs/reliability.md): a
+// kernel recorded by stream capture (relaxed mode), then, added to the
+// captured graph, a device-to-device memcpy node after every leaf (the
+// output node), optionally a memcpy node before the kernel (the input
+// node) and a one-thread kernel after the copy (the done counter's node);
+// instantiate, launch and synchronise, replay, re-point the output node
+// at a second buffer (cudaGraphExecMemcpyNodeSetParams1D) and replay
+// again, checking every value. No aotrun code: if compute-sanitizer's
+// racecheck or synccheck dies on this too, the fault is the tool's.
+//
+//   graph_copy_leaf [--input-node] [--kernel-leaf] [--replays N] [--n FLOATS]
+//
+// Prints one line per step; exit 0 when every value is right, 1 on a wrong
+// value or bad arguments, 2 when CUDA fails (no device: the message says).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace {
+
+__global__ void add_one(float *out, const float *in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] + 1.0f;
+}
+
+__global__ void bump(unsigned *count) { *count += 1u; }
+
+struct Opts {
+  bool input_node = false, kernel_leaf = false;
+  int replays = 3, n = 1024;
+};
+
+int fail_cuda(const char *what, cudaError_t e) {
+  std::printf("error: %s failed: %s\n", what, cudaGetErrorString(e));
+  return 2;
+}
+
+#define TRY(call)                                   \
+  do {                                              \
+    cudaError_t e_ = (call);                        \
+    if (e_ != cudaSuccess) return fail_cuda(#call, e_); \
+  } while (0)
+
+int parse(int argc, char **argv, Opts *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!std::strcmp(a, "--input-node")) {
+      o->input_node = true;
+    } else if (!std::strcmp(a, "--kernel-leaf")) {
+      o->kernel_leaf = true;
+    } else if ((!std::strcmp(a, "--replays") || !std::strcmp(a, "--n")) &&
+               i + 1 < argc) {
+      char *end = nullptr;
+      long v = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 1 || v > (1 << 24)) {
+        std::printf("error: %s needs an integer in [1, 16777216], got '%s'\n",
+                    a, argv[i]);
+        return 1;
+      }
+      (a[2] == 'r' ? o->replays : o->n) = (int)v;
+    } else if (!std::strcmp(a, "--help")) {
+      std::printf("usage: graph_copy_leaf [--input-node] [--kernel-leaf] "
+                  "[--replays N] [--n FLOATS]\n");
+      std::exit(0);
+    } else {
+      std::printf("error: unknown option '%s'\n", a);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// Every value of dev (n floats) equal to host[i] + 1.
+int check(const char *step, const float *dev, const std::vector<float> &in,
+          cudaStream_t s) {
+  std::vector<float> got(in.size());
+  TRY(cudaMemcpyAsync(got.data(), dev, in.size() * sizeof(float),
+                      cudaMemcpyDeviceToHost, s));
+  TRY(cudaStreamSynchronize(s));
+  for (size_t i = 0; i < in.size(); i++)
+    if (got[i] != in[i] + 1.0f) {
+      std::printf("FAIL %s: [%zu] = %g, want %g\n", step, i, (double)got[i],
+                  (double)(in[i] + 1.0f));
+      return 1;
+    }
+  std::printf("ok %s\n", step);
+  return 0;
+}
+
+int leaves(cudaGraph_t g, std::vector<cudaGraphNode_t> *out) {
+  size_t n = 0;
+  TRY(cudaGraphGetNodes(g, nullptr, &n));
+  std::vector<cudaGraphNode_t> nodes(n);
+  TRY(cudaGraphGetNodes(g, nodes.data(), &n));
+  for (size_t i = 0; i < n; i++) {
+    size_t deps = 0;
+    TRY(cudaGraphNodeGetDependentNodes(nodes[i], nullptr, nullptr, &deps));
+    if (deps == 0) out->push_back(nodes[i]);
+  }
+  return 0;
+}
+
+int run(const Opts &o) {
+  size_t bytes = (size_t)o.n * sizeof(float);
+  std::vector<float> in(o.n);
+  for (int i = 0; i < o.n; i++) in[i] = (float)i;
+  cudaStream_t s;
+  TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float *caller_in, *static_in, *pool_out, *dst1, *dst2;
+  unsigned *count;
+  TRY(cudaMalloc(&caller_in, bytes));
+  TRY(cudaMalloc(&static_in, bytes));
+  TRY(cudaMalloc(&pool_out, bytes));
+  TRY(cudaMalloc(&dst1, bytes));
+  TRY(cudaMalloc(&dst2, bytes));
+  TRY(cudaMalloc(&count, sizeof *count));
+  TRY(cudaMemcpy(caller_in, in.data(), bytes, cudaMemcpyHostToDevice));
+  TRY(cudaMemcpy(static_in, in.data(), bytes, cudaMemcpyHostToDevice));
+  // The model, recorded as aotrun records it.
+  cudaGraph_t g;
+  TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+  add_one<<<(o.n + 255) / 256, 256, 0, s>>>(pool_out, static_in, o.n);
+  TRY(cudaGetLastError());
+  TRY(cudaStreamEndCapture(s, &g));
+  // The input node: the caller's input into the static buffer, before the
+  // captured kernel (its roots).
+  if (o.input_node) {
+    std::vector<cudaGraphNode_t> roots;
+    size_t n = 0;
+    TRY(cudaGraphGetRootNodes(g, nullptr, &n));
+    roots.resize(n);
+    TRY(cudaGraphGetRootNodes(g, roots.data(), &n));
+    cudaGraphNode_t copy_in;
+    TRY(cudaGraphAddMemcpyNode1D(&copy_in, g, nullptr, 0, static_in,
+                                 caller_in, bytes, cudaMemcpyDeviceToDevice));
+    for (cudaGraphNode_t r : roots) TRY(cudaGraphAddDependencies(g, &copy_in, &r, nullptr, 1));
+  }
+  // The output node, after every leaf.
+  std::vector<cudaGraphNode_t> lv;
+  if (int rc = leaves(g, &lv)) return rc;
+  cudaGraphNode_t copy_out;
+  TRY(cudaGraphAddMemcpyNode1D(&copy_out, g, lv.data(), lv.size(), dst1,
+                               pool_out, bytes, cudaMemcpyDeviceToDevice));
+  if (o.kernel_leaf) {  // the done counter's node, last
+    void *args[] = {&count};
+    cudaKernelNodeParams p = {};
+    p.func = reinterpret_cast<void *>(bump);
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(1);
+    p.kernelParams = args;
+    cudaGraphNode_t k;
+    TRY(cudaGraphAddKernelNode(&k, g, &copy_out, 1, &p));
+  }
+  cudaGraphExec_t x;
+  TRY(cudaGraphInstantiate(&x, g, 0));
+  std::printf("graph: kernel%s, output memcpy node%s\n",
+              o.input_node ? ", input memcpy node" : "",
+              o.kernel_leaf ? ", kernel node last" : "");
+  TRY(cudaGraphLaunch(x, s));
+  TRY(cudaStreamSynchronize(s));
+  if (check("first launch", dst1, in, s)) return 1;
+  for (int r = 0; r < o.replays; r++) {
+    TRY(cudaMemsetAsync(dst1, 0, bytes, s));
+    TRY(cudaGraphLaunch(x, s));
+    TRY(cudaStreamSynchronize(s));
+    char step[64];
+    std::snprintf(step, sizeof step, "replay %d", r + 1);
+    if (check(step, dst1, in, s)) return 1;
+  }
+  TRY(cudaGraphExecMemcpyNodeSetParams1D(x, copy_out, dst2, pool_out, bytes,
+                                         cudaMemcpyDeviceToDevice));
+  TRY(cudaGraphLaunch(x, s));
+  TRY(cudaStreamSynchronize(s));
+  if (check("replay into a re-pointed output node", dst2, in, s)) return 1;
+  TRY(cudaGraphExecDestroy(x));
+  TRY(cudaGraphDestroy(g));
+  for (void *p : {(void *)caller_in, (void *)static_in, (void *)pool_out,
+                  (void *)dst1, (void *)dst2, (void *)count})
+    TRY(cudaFree(p));
+  TRY(cudaStreamDestroy(s));
+  std::printf("all ok\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Opts o;
+  if (int rc = parse(argc, argv, &o)) return rc;
+  return run(o);
+}
