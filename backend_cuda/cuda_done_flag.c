@@ -18,8 +18,11 @@ void aotrun_cuda_done_flag_init(aotrun_cuda_done_flag *f) {
 }
 
 void aotrun_cuda_done_flag_destroy(aotrun_cuda_done_flag *f) {
-  if (f->host != NULL) (void)cudaFreeHost((void *)f->host);
+  /* The device memory first: cudaFree waits for the device, so a replay
+   * still in flight (an async call) has written the host word before that
+   * word is freed. */
   if (f->count != NULL) (void)cudaFree(f->count);
+  if (f->host != NULL) (void)cudaFreeHost((void *)f->host);
   aotrun_cuda_done_flag_init(f);
 }
 
