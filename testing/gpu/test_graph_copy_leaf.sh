@@ -3,19 +3,13 @@
 # clean CUDA error (exit 2, "error: ... failed:"), with one every step ok.
 # usage: test_graph_copy_leaf.sh GRAPH_COPY_LEAF
 set -u
-G=$1 failures=0 checks=0
+G=$1
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() {  # check CODE PATTERN CMD...
-  local code=$1 pattern=$2; shift 2
-  local out rc; out=$("$@" 2>&1); rc=$?; checks=$((checks + 1))
-  [[ $rc -eq $code ]] && grep -qF -- "$pattern" <<<"$out" ||
-    fail "$* -> rc $rc (want $code, '$pattern'): $out"
-}
-check 0 "usage: graph_copy_leaf" "$G" --help
-check 1 "error: unknown option '--frob'" "$G" --frob
-check 1 "error: --replays needs an integer in [1, 16777216], got '0'" "$G" --replays 0
-check 1 "error: --n needs an integer in [1, 16777216], got 'x'" "$G" --n x
+source "$(dirname "$0")/../host/cli_checks.sh"  # fail, expect, finish
+expect 0 "usage: graph_copy_leaf" "$G" --help
+expect 1 "error: unknown option '--frob'" "$G" --frob
+expect 1 "error: --replays needs an integer in [1, 16777216], got '0'" "$G" --replays 0
+expect 1 "error: --n needs an integer in [1, 16777216], got 'x'" "$G" --n x
 out=$("$G" --input-node --kernel-leaf --replays 2 --n 300 2>&1); rc=$?
 checks=$((checks + 1))
 if [[ $rc -eq 2 ]]; then
@@ -25,5 +19,4 @@ elif [[ $rc -ne 0 ]] || ! grep -qx "all ok" <<<"$out" ||
      [[ $(grep -c "^ok " <<<"$out") -ne 4 ]]; then
   fail "GPU run (rc $rc): $out"
 fi
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "graph_copy_leaf"

@@ -3,26 +3,20 @@
 # machine: the figures with a GPU, {"error": ...} and exit 2 without one.
 # usage: test_launch_floor.sh LAUNCH_FLOOR
 set -u
-LF=$1 failures=0 checks=0
+LF=$1
 # Under --config=asan: LeakSanitizer's tracer dies (SIGSEGV) in a process
 # with the CUDA runtime loaded and no driver; launch_floor is a benchmark
 # tool, not library code, so its leak check is off.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() {  # check CODE PATTERN CMD...
-  local code=$1 pattern=$2; shift 2
-  local out rc; out=$("$@" 2>&1); rc=$?; checks=$((checks + 1))
-  [[ $rc -eq $code ]] && grep -qF -- "$pattern" <<<"$out" ||
-    fail "$* -> rc $rc (want $code, '$pattern'): $out"
-}
-check 0 "usage: launch_floor" "$LF" --help
-check 1 "--reps needs an integer in [1, 10000000], got '0'" "$LF" --reps 0
-check 1 "--ns needs an integer in [1, 4096], got '0'" "$LF" --ns 1,0
-check 1 "unknown option '--frob'" "$LF" --frob 1
-check 1 "--busy takes at most 32 pairs N:US, got '9'" "$LF" --busy 9
-check 1 "--busy needs an integer in [1, 4096], got '0'" "$LF" --busy 0:5
-check 1 "--busy needs microseconds in [0, 1e6] after N:, got 'x'" "$LF" --busy 3:x
-check 1 "--busy needs microseconds in [0, 1e6] after N:, got '-1'" "$LF" --busy 3:-1
+source "$(dirname "$0")/../host/cli_checks.sh"  # fail, expect, finish
+expect 0 "usage: launch_floor" "$LF" --help
+expect 1 "--reps needs an integer in [1, 10000000], got '0'" "$LF" --reps 0
+expect 1 "--ns needs an integer in [1, 4096], got '0'" "$LF" --ns 1,0
+expect 1 "unknown option '--frob'" "$LF" --frob 1
+expect 1 "--busy takes at most 32 pairs N:US, got '9'" "$LF" --busy 9
+expect 1 "--busy needs an integer in [1, 4096], got '0'" "$LF" --busy 0:5
+expect 1 "--busy needs microseconds in [0, 1e6] after N:, got 'x'" "$LF" --busy 3:x
+expect 1 "--busy needs microseconds in [0, 1e6] after N:, got '-1'" "$LF" --busy 3:-1
 out=$("$LF" --reps 20 --warmup 2 --ns 1,3 --busy 3:40,1:0 2>/dev/null); rc=$?
 checks=$((checks + 1))
 python3 - "$rc" "$out" <<'PY' || fail "JSON (rc $rc): $out"
@@ -47,5 +41,4 @@ else:
     assert b[0]["launches_sync"]["median"] >= b[0]["graph_device_us"] * 0.8, b[0]
     assert b[1]["spin_ns"] == 0, b[1]
 PY
-echo "RESULT: $((checks - failures)) passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "launch_floor"
