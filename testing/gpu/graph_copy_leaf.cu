@@ -9,7 +9,17 @@
 // again, checking every value. No aotrun code: if compute-sanitizer's
 // racecheck or synccheck dies on this too, the fault is the tool's.
 //
-//   graph_copy_leaf [--input-node] [--kernel-leaf] [--replays N] [--n FLOATS]
+// --realloc does what `aotrun run --device-io` does between calls: before
+// each replay the caller's input and output buffers are freed and
+// allocated again (cudaFree, cudaMalloc: often at the same address), and
+// the copy nodes are re-pointed only where an address changed, as aotrun
+// re-points them (--repoint-always: every replay). --pool takes the
+// graph's own buffers (the static input, the kernel's output) from the
+// stream-ordered pool (cudaMallocAsync), as aotrun's allocator does,
+// instead of cudaMalloc.
+//
+//   graph_copy_leaf [--input-node] [--kernel-leaf] [--realloc]
+//                   [--repoint-always] [--pool] [--replays N] [--n FLOATS]
 //
 // Prints one line per step; exit 0 when every value is right, 1 on a wrong
 // value or bad arguments, 2 when CUDA fails (no device: the message says).
@@ -30,7 +40,8 @@ __global__ void add_one(float *out, const float *in, int n) {
 __global__ void bump(unsigned *count) { *count += 1u; }
 
 struct Opts {
-  bool input_node = false, kernel_leaf = false;
+  bool input_node = false, kernel_leaf = false, realloc = false,
+       repoint_always = false, pool = false;
   int replays = 3, n = 1024;
 };
 
@@ -52,6 +63,12 @@ int parse(int argc, char **argv, Opts *o) {
       o->input_node = true;
     } else if (!std::strcmp(a, "--kernel-leaf")) {
       o->kernel_leaf = true;
+    } else if (!std::strcmp(a, "--realloc")) {
+      o->realloc = true;
+    } else if (!std::strcmp(a, "--repoint-always")) {
+      o->repoint_always = true;
+    } else if (!std::strcmp(a, "--pool")) {
+      o->pool = true;
     } else if ((!std::strcmp(a, "--replays") || !std::strcmp(a, "--n")) &&
                i + 1 < argc) {
       char *end = nullptr;
@@ -64,7 +81,8 @@ int parse(int argc, char **argv, Opts *o) {
       (a[2] == 'r' ? o->replays : o->n) = (int)v;
     } else if (!std::strcmp(a, "--help")) {
       std::printf("usage: graph_copy_leaf [--input-node] [--kernel-leaf] "
-                  "[--replays N] [--n FLOATS]\n");
+                  "[--realloc] [--repoint-always] [--pool] [--replays N] "
+                  "[--n FLOATS]\n");
       std::exit(0);
     } else {
       std::printf("error: unknown option '%s'\n", a);
@@ -104,6 +122,39 @@ int leaves(cudaGraph_t g, std::vector<cudaGraphNode_t> *out) {
   return 0;
 }
 
+// The copy nodes of one graph exec and what they copy between.
+struct Repoint {
+  cudaGraphExec_t x;
+  cudaGraphNode_t copy_in, copy_out;  // copy_in may be null
+  float *static_in, *pool_out;
+  size_t bytes;
+  bool always;
+};
+
+// The caller's buffers freed and allocated again (--realloc), the input's
+// values written again, the nodes re-pointed where an address changed (or
+// always).
+int reallocate(const Repoint &r, const std::vector<float> &in,
+               float **caller_in, float **dst) {
+  float *old_in = *caller_in, *old_dst = *dst;
+  TRY(cudaFree(*caller_in));
+  TRY(cudaFree(*dst));
+  TRY(cudaMalloc(caller_in, r.bytes));
+  TRY(cudaMalloc(dst, r.bytes));
+  TRY(cudaMemcpy(*caller_in, in.data(), r.bytes, cudaMemcpyHostToDevice));
+  if (r.copy_in != nullptr && (r.always || *caller_in != old_in))
+    TRY(cudaGraphExecMemcpyNodeSetParams1D(r.x, r.copy_in, r.static_in,
+                                           *caller_in, r.bytes,
+                                           cudaMemcpyDeviceToDevice));
+  if (r.always || *dst != old_dst)
+    TRY(cudaGraphExecMemcpyNodeSetParams1D(r.x, r.copy_out, *dst, r.pool_out,
+                                           r.bytes, cudaMemcpyDeviceToDevice));
+  std::printf("realloc: input %s, output %s\n",
+              *caller_in == old_in ? "same address" : "moved",
+              *dst == old_dst ? "same address" : "moved");
+  return 0;
+}
+
 int run(const Opts &o) {
   size_t bytes = (size_t)o.n * sizeof(float);
   std::vector<float> in(o.n);
@@ -113,8 +164,14 @@ int run(const Opts &o) {
   float *caller_in, *static_in, *pool_out, *dst1, *dst2;
   unsigned *count;
   TRY(cudaMalloc(&caller_in, bytes));
-  TRY(cudaMalloc(&static_in, bytes));
-  TRY(cudaMalloc(&pool_out, bytes));
+  if (o.pool) {  // stream-ordered pool memory, ready before the capture
+    TRY(cudaMallocAsync(&static_in, bytes, s));
+    TRY(cudaMallocAsync(&pool_out, bytes, s));
+    TRY(cudaStreamSynchronize(s));
+  } else {
+    TRY(cudaMalloc(&static_in, bytes));
+    TRY(cudaMalloc(&pool_out, bytes));
+  }
   TRY(cudaMalloc(&dst1, bytes));
   TRY(cudaMalloc(&dst2, bytes));
   TRY(cudaMalloc(&count, sizeof *count));
@@ -128,16 +185,17 @@ int run(const Opts &o) {
   TRY(cudaStreamEndCapture(s, &g));
   // The input node: the caller's input into the static buffer, before the
   // captured kernel (its roots).
+  cudaGraphNode_t copy_in_node = nullptr;
   if (o.input_node) {
     std::vector<cudaGraphNode_t> roots;
     size_t n = 0;
     TRY(cudaGraphGetRootNodes(g, nullptr, &n));
     roots.resize(n);
     TRY(cudaGraphGetRootNodes(g, roots.data(), &n));
-    cudaGraphNode_t copy_in;
-    TRY(cudaGraphAddMemcpyNode1D(&copy_in, g, nullptr, 0, static_in,
+    TRY(cudaGraphAddMemcpyNode1D(&copy_in_node, g, nullptr, 0, static_in,
                                  caller_in, bytes, cudaMemcpyDeviceToDevice));
-    for (cudaGraphNode_t r : roots) TRY(cudaGraphAddDependencies(g, &copy_in, &r, nullptr, 1));
+    for (cudaGraphNode_t r : roots)
+      TRY(cudaGraphAddDependencies(g, &copy_in_node, &r, nullptr, 1));
   }
   // The output node, after every leaf.
   std::vector<cudaGraphNode_t> lv;
@@ -164,6 +222,11 @@ int run(const Opts &o) {
   TRY(cudaStreamSynchronize(s));
   if (check("first launch", dst1, in, s)) return 1;
   for (int r = 0; r < o.replays; r++) {
+    if (o.realloc) {
+      Repoint rp = {x, copy_in_node, copy_out, static_in, pool_out, bytes,
+                    o.repoint_always};
+      if (int rc = reallocate(rp, in, &caller_in, &dst1)) return rc;
+    }
     TRY(cudaMemsetAsync(dst1, 0, bytes, s));
     TRY(cudaGraphLaunch(x, s));
     TRY(cudaStreamSynchronize(s));
@@ -178,8 +241,16 @@ int run(const Opts &o) {
   if (check("replay into a re-pointed output node", dst2, in, s)) return 1;
   TRY(cudaGraphExecDestroy(x));
   TRY(cudaGraphDestroy(g));
-  for (void *p : {(void *)caller_in, (void *)static_in, (void *)pool_out,
-                  (void *)dst1, (void *)dst2, (void *)count})
+  if (o.pool) {
+    TRY(cudaFreeAsync(static_in, s));
+    TRY(cudaFreeAsync(pool_out, s));
+    TRY(cudaStreamSynchronize(s));
+  } else {
+    TRY(cudaFree(static_in));
+    TRY(cudaFree(pool_out));
+  }
+  for (void *p : {(void *)caller_in, (void *)dst1, (void *)dst2,
+                  (void *)count})
     TRY(cudaFree(p));
   TRY(cudaStreamDestroy(s));
   std::printf("all ok\n");

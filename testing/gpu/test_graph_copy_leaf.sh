@@ -19,4 +19,14 @@ elif [[ $rc -ne 0 ]] || ! grep -qx "all ok" <<<"$out" ||
      [[ $(grep -c "^ok " <<<"$out") -ne 4 ]]; then
   fail "GPU run (rc $rc): $out"
 fi
+# --realloc: the caller's buffers freed and allocated before each replay;
+# --pool: the graph's buffers from cudaMallocAsync.
+out=$("$G" --input-node --realloc --repoint-always --pool --replays 2 2>&1); rc=$?
+checks=$((checks + 1))
+if [[ $rc -eq 2 ]]; then
+  grep -qE "^error: .+ failed: " <<<"$out" || fail "no-GPU message: $out"
+elif [[ $rc -ne 0 ]] || ! grep -qx "all ok" <<<"$out" ||
+     [[ $(grep -c "^realloc: " <<<"$out") -ne 2 ]]; then
+  fail "GPU run with --realloc (rc $rc): $out"
+fi
 finish "graph_copy_leaf"
