@@ -74,7 +74,8 @@ void AOTInductorModel::run_impl(
 
 
 def test_wrapper_kernel_count(bo):
-    k = bo.count_wrapper_kernels(WRAPPER)
+    import bench_kernels  # next to bench_overhead, on its path once loaded
+    k = bench_kernels.count_wrapper_kernels(WRAPPER)
     assert k["scope"] == "run_impl"
     # Two Triton launches and two extern kernels in run_impl; not the
     # definition, not launchKernel inside it, not constant folding, not
@@ -166,11 +167,11 @@ def test_markdown_table(bo):
     assert rows["aotrun, device I/O"].endswith("| 21.0 | 2.10 | 0.70 | 1.31 |")
     # graph variants are compared with the graph floor (8 us for N=4).
     assert rows["aotrun + graph, device I/O"].endswith("| 12.0 | 1.50 | 0.40 | 0.75 |")
-    assert "| mlp | 4 | floor: N launches + sync | 10.0 |" in md
+    assert "| mlp | 4 (wrapper) | floor: N launches + sync | 10.0 |" in md
     assert "does not run: RuntimeError: undefined symbol" in md
     assert "undefined symbol: aoti_torch_cuda_mm_out / x" in md  # no '|'
     assert "| mlp | 30.5 | failed: BackendCompilerFailed: boom | 300.0 | " \
-           "900.0 / 4000.0 | 250.0, 5000.0 | 3.5 / 11.5 | 4 (2 + 2) / 3 | 612 | " \
+           "900.0 / 4000.0 | 250.0, 5000.0 | 3.5 / 11.5 | 4 (2 + 2) / - / 3 | 612 | " \
            "0.2 |" in md
     assert "| N empty launches + sync | 5.00 | 10.00 |" in md
     assert "| graph of N empty kernels + sync | 6.00 | 8.00 |" in md
@@ -339,7 +340,8 @@ def test_variant_command_lines(bo, monkeypatch):
                     "aotrun_graph_copies_device", "aotrun_lt_nograph_device",
                     "aotrun_graph_outcopies_device",
                     "aotrun_copyout_nograph_device",
-                    "aotrun_graph_kernels_device", "aotrun_graph_flag_device"):
+                    "aotrun_graph_kernels_device", "aotrun_graph_flag_device",
+                    "aotrun_graph_kernels_flag_device"):
         bo.aotrun_bench(a, {}, mres, variant, 10)
     cmds = [" ".join(c) for c, _ in seen]
     assert "--device-io" not in cmds[0] and "enable_cuda_graph" not in cmds[0]
@@ -364,6 +366,9 @@ def test_variant_command_lines(bo, monkeypatch):
     assert "--option enable_cuda_graph_for_method=forward" in cmds[7]
     assert "--device-io" in cmds[7]
     assert "cuda_graph_done_flag" not in " ".join(cmds[:7])
+    assert "--option cuda_graph_done_flag=true" in cmds[8]
+    assert "--option cuda_graph_copy_kernels=true" in cmds[8]
+    assert "--option enable_cuda_graph_for_method=forward" in cmds[8]
     assert all("--input /p/x.npy" in c and "--no-gpu-time" in c for c in cmds)
 
 
@@ -451,3 +456,65 @@ def test_capture_at_init_line(bo):
     md = bo.render_markdown(res)
     assert ("- mlp, graph captured at init (cuda_graph_capture_at_init=true):"
             " failed: aotrun bench rc 1: no / way") in md
+
+
+def test_floor_n_prefers_the_counted_kernels(bo):
+    """The floor's N: the kernels aotrun's call launched (CUPTI) where
+    counted, else the wrapper's count, else torch eager's; the table
+    marks the fallbacks and lists what the call launched where the
+    counts differ."""
+    mres = {"export": {"aotrun": {"kernels": {"total": 9, "triton": 4,
+                                              "extern": 5}}},
+            "kernels_eager_profiler": 14}
+    assert bo.wrapper_n(mres) == (9, "wrapper")
+    mres["kernels_aotrun_profiler"] = 11
+    assert bo.wrapper_n(mres) == (11, "aotrun profiler")
+    assert bo.wrapper_n({"export": {}, "kernels_eager_profiler": 3}) == (
+        3, "eager profiler")
+    res = fake_results()
+    m = res["models"]["mlp"]
+    m["kernels_aotrun_profiler"], m["kernels_n"] = 5, 5
+    m["kernels_n_source"] = "aotrun profiler"
+    m["kernels_aotrun_names"] = {"gemm_kernel": 2, "triton_poi_0": 3}
+    bo.finish(res)
+    md = bo.render_markdown(res)
+    assert "| mlp | 5 | floor: N launches + sync |" in md
+    assert ("- mlp: one call launched 5 kernels, the wrapper names 4 "
+            "launches: 2 x gemm_kernel, 3 x triton_poi_0") in md
+    assert "4 (2 + 2) / 5 / 3" in md
+
+
+def test_count_program_kernels_records_the_error(bo, monkeypatch):
+    """count_kernels.py run in its own process: its JSON recorded, or
+    its error, and the bench goes on either way."""
+    outs = iter(['{"kernels": 7, "memcpy": 0, "memset": 1, '
+                 '"names": {"k": 7}}\n', '{"error": "ImportError: no"}\n'])
+
+    def fake_run(cmd, **kw):
+        assert cmd[2] == "/p" and "--input" in cmd and "/p/x.npy" in cmd
+        return types.SimpleNamespace(stdout=next(outs), returncode=0)
+    monkeypatch.setattr(bo.subprocess, "run", fake_run)
+    a = types.SimpleNamespace(bundle="/b")
+    mres = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]}}}
+    bo.count_program_kernels(a, {}, mres)
+    assert mres["kernels_aotrun_profiler"] == 7
+    assert mres["kernels_aotrun_names"] == {"k": 7}
+    mres2 = {"export": {"aotrun": {"program": "/p", "inputs": ["/p/x.npy"]}}}
+    bo.count_program_kernels(a, {}, mres2)
+    assert mres2["kernels_aotrun_profiler_error"] == "ImportError: no"
+    bo.count_program_kernels(a, {}, {"export": {}})  # no program: nothing
+
+
+def test_count_kernels_classify():
+    """count_kernels.classify: device events only; memcpy and memset apart
+    from kernels."""
+    spec = importlib.util.spec_from_file_location(
+        "count_kernels", os.path.join(ROOT, "testing", "gpu", "count_kernels.py"))
+    ck = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ck)
+    got = ck.classify([("gemm", "DeviceType.CUDA"), ("gemm", "DeviceType.CUDA"),
+                       ("Memcpy DtoD (Device -> Device)", "DeviceType.CUDA"),
+                       ("Memset (Device)", "DeviceType.CUDA"),
+                       ("cudaLaunchKernel", "DeviceType.CPU")])
+    assert got == {"kernels": 2, "memcpy": 1, "memset": 1,
+                   "names": {"gemm": 2}}

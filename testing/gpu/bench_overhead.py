@@ -20,9 +20,11 @@ Steps, under one time budget (--budget, default 540 s):
     --jobs at a time, so under that load).
  2. Kernels per call N: counted in the wrapper source of aotrun's .pt2
     (call_triton_* launches + aoti_torch_cuda_* / aoti_torch_copy_ extern
-    calls in run_impl) and, for reference, torch.profiler's kernel count of
-    one eager call. The floor is taken at the wrapper's N (the eager count
-    when the wrapper cannot be read; the table says which).
+    calls in run_impl), counted by CUPTI in one call of aotrun's program
+    (count_kernels.py: a shim may launch more than one kernel) and, for
+    reference, torch.profiler's kernel count of one eager call. The floor
+    is taken at the counted N (else the wrapper's, else the eager count;
+    the table says which).
  3. Rounds (--rounds): every model, every variant, the same inputs; the order
     is reversed every other round so drift hits all alike. Variants (median
     host wall time per call of --iters calls after --warmup, each call
@@ -68,7 +70,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import shlex
 import shutil
 import statistics
@@ -83,8 +84,6 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import bench_overhead_report  # noqa: E402  (the markdown section)
 import timed_run  # noqa: E402
-
-MODELS = ["mlp", "transformer", "cnn", "decoder", "mobilenet"]
 
 # aotrun's exports: kind -> (program folder, export_program options).
 AOTRUN_EXPORTS = {
@@ -118,180 +117,16 @@ VARIANTS = ["eager", "cuda_graph", "aoti_aotrun_pkg", "aoti_torch_default",
             "aotrun_nograph_device", "aotrun_graph_device",
             "aotrun_graph_copies_device", "aotrun_graph_outcopies_device",
             "aotrun_copyout_nograph_device", "aotrun_graph_kernels_device",
-            "aotrun_graph_flag_device",
+            "aotrun_graph_flag_device", "aotrun_graph_kernels_flag_device",
             "aotrun_nograph_host", "aotrun_graph_host"]
 TORCH_VARIANTS = VARIANTS[:4]
 FLOOR_NS = [1, 2, 4, 8, 16, 32, 64]
 
 
-# ---- kernel count from the generated wrapper source ------------------------
-
-def count_wrapper_kernels(cpp):
-    """Kernel launches per call in an AOTInductor wrapper.cpp: invocations
-    of call_triton_* (not their definitions) and extern kernel calls
-    (aoti_torch_cuda_*, aoti_torch_copy_) inside run_impl (constant folding,
-    run once, is left out). Returns {"triton", "extern", "total",
-    "names": {...}, "scope"}."""
-    body, scope = cpp, "whole file"
-    m = re.search(r"void\s+AOTInductorModel::run_impl\s*\(", cpp)
-    if m:
-        end = cpp.find("// AOTInductorModel::run_impl", m.end())
-        if end < 0:
-            nxt = re.search(r"\n}\s*//\s*namespace", cpp[m.end():])
-            end = m.end() + nxt.start() if nxt else len(cpp)
-        body, scope = cpp[m.start():end], "run_impl"
-    names = {}
-    triton = 0
-    for t in re.finditer(r"(?<![\w])(call_triton_\w+|launchKernel)\s*\(", body):
-        before = body[max(0, t.start() - 40):t.start()]
-        if re.search(r"\bvoid\s+$", before):
-            continue  # a definition
-        triton += 1
-        names[t.group(1)] = names.get(t.group(1), 0) + 1
-    extern = 0
-    for e in re.finditer(r"(?<![\w])(aoti_torch_cuda_\w+|aoti_torch_copy_)\s*\(",
-                         body):
-        extern += 1
-        names[e.group(1)] = names.get(e.group(1), 0) + 1
-    return {"triton": triton, "extern": extern, "total": triton + extern,
-            "names": names, "scope": scope}
-
-
-def count_package_kernels(pt2):
-    import zipfile
-    with zipfile.ZipFile(pt2) as z:
-        cpps = [n for n in z.namelist() if n.endswith(".wrapper.cpp")]
-        if not cpps:
-            raise ValueError(f"{pt2}: no *.wrapper.cpp in the package")
-        return count_wrapper_kernels(z.read(cpps[0]).decode("utf-8", "replace"))
-
-
-# ---- the models --------------------------------------------------------------
-
-def build_model(name, device="cuda"):
-    """(module in eval mode on device, example args); weights and inputs
-    from fixed seeds."""
-    import torch
-    import torch.nn.functional as F
-    from torch import nn
-    torch.manual_seed(1234)
-    gen = torch.Generator().manual_seed(99)
-
-    def rand(*shape):
-        return torch.randn(*shape, generator=gen).to(device)
-
-    if name == "mlp":
-        m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 16))
-        args = (rand(4, 64),)
-    elif name == "transformer":
-        sys.path.insert(0, HERE)
-        import models
-        m = models.TransformerBlock(d=512, heads=8)
-        args = (rand(1, 128, 512),)
-    elif name == "cnn":
-        class CNN(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.c1 = nn.Conv2d(3, 16, 3, padding=1)
-                self.c2 = nn.Conv2d(16, 32, 3, padding=1)
-                self.c3 = nn.Conv2d(32, 64, 3, padding=1)
-                self.fc = nn.Linear(64, 10)
-
-            def forward(self, x):
-                x = F.max_pool2d(torch.relu(self.c1(x)), 2)
-                x = F.max_pool2d(torch.relu(self.c2(x)), 2)
-                x = F.adaptive_avg_pool2d(torch.relu(self.c3(x)), 1)
-                return self.fc(torch.flatten(x, 1))
-        m = CNN()
-        args = (rand(1, 3, 64, 64),)
-    elif name == "decoder":
-        class DecoderStep(nn.Module):
-            def __init__(self, d=512, heads=8):
-                super().__init__()
-                self.heads = heads
-                self.ln1 = nn.LayerNorm(d)
-                self.qkv = nn.Linear(d, 3 * d)
-                self.proj = nn.Linear(d, d)
-                self.ln2 = nn.LayerNorm(d)
-                self.fc1 = nn.Linear(d, 4 * d)
-                self.fc2 = nn.Linear(4 * d, d)
-
-            def forward(self, x, k_cache, v_cache):
-                b, t, d = x.shape
-                q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
-                shape = (b, t, self.heads, d // self.heads)
-                q, k, v = (z.reshape(shape).transpose(1, 2) for z in (q, k, v))
-                keys = torch.cat([k_cache, k], dim=2)
-                values = torch.cat([v_cache, v], dim=2)
-                a = F.scaled_dot_product_attention(q, keys, values)
-                x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
-                y = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-                return y, k.contiguous(), v.contiguous()
-        m = DecoderStep()
-        args = (rand(1, 1, 512), rand(1, 8, 128, 64), rand(1, 8, 128, 64))
-    elif name == "mobilenet":
-        m = mobilenet_v3_small()
-        args = (rand(1, 3, 64, 64),)
-    else:
-        raise ValueError(f"unknown model {name!r}; known: {MODELS}")
-    return m.to(device).eval(), args
-
-
-def mobilenet_v3_small(num_classes=1000):
-    """MobileNetV3-Small as in the paper (Howard et al. 2019, table 2),
-    written out here: torchvision and timm are not on the GPU machine."""
-    from torch import nn
-
-    def conv_bn(cin, cout, k, stride=1, groups=1, act=None):
-        layers = [nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups,
-                            bias=False), nn.BatchNorm2d(cout)]
-        if act is not None:
-            layers.append(act())
-        return layers
-
-    class SqueezeExcite(nn.Module):
-        def __init__(self, ch):
-            super().__init__()
-            mid = max(8, (ch // 4 + 4) // 8 * 8)
-            self.fc1 = nn.Conv2d(ch, mid, 1)
-            self.fc2 = nn.Conv2d(mid, ch, 1)
-
-        def forward(self, x):
-            s = x.mean((2, 3), keepdim=True)
-            s = nn.functional.hardsigmoid(self.fc2(nn.functional.relu(self.fc1(s))))
-            return x * s
-
-    class Block(nn.Module):
-        def __init__(self, cin, k, exp, cout, se, act, stride):
-            super().__init__()
-            layers = [] if exp == cin else conv_bn(cin, exp, 1, act=act)
-            layers += conv_bn(exp, exp, k, stride, groups=exp, act=act)
-            if se:
-                layers.append(SqueezeExcite(exp))
-            layers += conv_bn(exp, cout, 1)
-            self.body = nn.Sequential(*layers)
-            self.residual = stride == 1 and cin == cout
-
-        def forward(self, x):
-            y = self.body(x)
-            return x + y if self.residual else y
-
-    RE, HS = nn.ReLU, nn.Hardswish
-    cfg = [(3, 16, 16, True, RE, 2), (3, 72, 24, False, RE, 2),
-           (3, 88, 24, False, RE, 1), (5, 96, 40, True, HS, 2),
-           (5, 240, 40, True, HS, 1), (5, 240, 40, True, HS, 1),
-           (5, 120, 48, True, HS, 1), (5, 144, 48, True, HS, 1),
-           (5, 288, 96, True, HS, 2), (5, 576, 96, True, HS, 1),
-           (5, 576, 96, True, HS, 1)]
-    layers = conv_bn(3, 16, 3, 2, act=HS)
-    cin = 16
-    for k, exp, cout, se, act, stride in cfg:
-        layers.append(Block(cin, k, exp, cout, se, act, stride))
-        cin = cout
-    layers += conv_bn(cin, 576, 1, act=HS)
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(576, 1024),
-               HS(), nn.Linear(1024, num_classes)]
-    return nn.Sequential(*layers)
+# The kernels per call (bench_kernels.py) and the models (bench_models.py).
+from bench_kernels import (count_package_kernels,  # noqa: E402
+                           count_program_kernels, wrapper_n)
+from bench_models import MODELS, build_model  # noqa: E402
 
 
 # ---- export workers (one process per export) ---------------------------------
@@ -599,16 +434,6 @@ def run_exports(a, budget, results, save):
     save()
 
 
-def wrapper_n(mres):
-    k = mres["export"].get("aotrun", {}).get("kernels")
-    if k and k.get("total"):
-        return k["total"], "wrapper"
-    n = mres.get("kernels_eager_profiler")
-    if n:
-        return n, "eager profiler"
-    return None, None
-
-
 class TorchModel:
     """In-process torch variants of one model."""
 
@@ -892,6 +717,7 @@ def measure_rounds(a, budget, results, save):
         except Exception as e:
             mres["torch_error"] = f"{type(e).__name__}: {e}"[:1000]
             mres["torch_traceback"] = traceback.format_exc()[-3000:]
+        count_program_kernels(a, env, mres)
         n, src = wrapper_n(mres)
         mres["kernels_n"], mres["kernels_n_source"] = n, src
     ns = FLOOR_NS + [results["models"][m]["kernels_n"] for m in a.models

@@ -56,7 +56,8 @@ def wall_over_gpu_table(res, floor):
     rows = []
     pairs = (("aotrun_graph_device", "replay_memcpy_nodes_sync"),
              ("aotrun_graph_kernels_device", "replay_kernel_nodes_sync"),
-             ("aotrun_graph_flag_device", "replay_memcpy_nodes_sync"))
+             ("aotrun_graph_flag_device", "replay_memcpy_nodes_sync"),
+             ("aotrun_graph_kernels_flag_device", "replay_kernel_nodes_sync"))
     for name, n, var, fkey, vr in _graph_runs(res, pairs):
         wall, gpu = vr.get("median_us"), vr.get("gpu_time_us")
         if wall is None or gpu is None or not n:
@@ -78,6 +79,23 @@ def wall_over_gpu_table(res, floor):
             "| model | variant | wall | GPU time | wall - GPU | floor wall "
             "| floor device | floor: wall - device | aotrun over the floor |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"] + rows + [""]
+
+
+def counted_kernel_lines(res):
+    """For each model whose counted kernels differ from the wrapper's
+    count: what its call launched (CUPTI), by kernel name, shortest
+    names first cut at 60 characters."""
+    rows = []
+    for name, m in res.get("models", {}).items():
+        n = m.get("kernels_aotrun_profiler")
+        k = ((m.get("export") or {}).get("aotrun") or {}).get("kernels") or {}
+        if not n or n == k.get("total"):
+            continue
+        names = sorted((m.get("kernels_aotrun_names") or {}).items())
+        shown = ", ".join(f"{c} x {kn[:60]}" for kn, c in names)
+        rows.append(f"- {name}: one call launched {n} kernels, the wrapper "
+                    f"names {k.get('total', '-')} launches: {shown}")
+    return rows + [""] if rows else []
 
 
 def torch_runner_load(probe):
@@ -269,13 +287,17 @@ def render_markdown(res, variants):
              "memory (`--device-io`) or host memory (copies counted). "
              "Floor: `launch_floor`, N empty kernels launched + synchronised "
              "(plain launches for the no-graph columns, one CUDA graph of N "
-             "for the graph columns), N = the program's kernels per call.")
+             "for the graph columns), N = the program's kernels per call: "
+             "counted by CUPTI in one call of aotrun's program, else (marked) "
+             "the wrapper's count or torch eager's.")
     L.append("")
+    L += counted_kernel_lines(res)
     L.append("| model | N kernels | variant | us/call | x floor | x torch eager | x torch graph |")
     L.append("| --- | --- | --- | --- | --- | --- | --- |")
     for name, m in res.get("models", {}).items():
         n = m.get("kernels_n")
-        nsrc = {"wrapper": "", "eager profiler": " (eager)"}.get(m.get("kernels_n_source"), "")
+        nsrc = {"wrapper": " (wrapper)", "eager profiler": " (eager)"}.get(
+            m.get("kernels_n_source"), "")
         v = m.get("variants", {})
         eager = (v.get("eager") or {}).get("median_us")
         graph = (v.get("cuda_graph") or {}).get("median_us")
@@ -291,6 +313,7 @@ def render_markdown(res, variants):
                   "aotrun_copyout_nograph_device": "aotrun, device I/O, outputs copied, none written in place (AOTRUN_OUTPUT_PLACEMENT=0)",
                   "aotrun_graph_kernels_device": "aotrun + graph, device I/O, input and output copies as kernel nodes (cuda_graph_copy_kernels=true)",
                   "aotrun_graph_flag_device": "aotrun + graph, device I/O, the replay's end awaited on its done counter in mapped host memory (cuda_graph_done_flag=true)",
+                  "aotrun_graph_kernels_flag_device": "aotrun + graph, device I/O, copy kernel nodes and the done counter (cuda_graph_copy_kernels=true, cuda_graph_done_flag=true)",
                   "aotrun_nograph_host": "aotrun, host I/O",
                   "aotrun_graph_host": "aotrun + graph, host I/O",
                   "aotrun_lt_nograph_device": "aotrun, device I/O, AOTRUN_GEMM_LT=1",
@@ -331,7 +354,7 @@ def render_markdown(res, variants):
     L.append("| model | aotrun export s | torch default export s | aotrun init ms | "
              "aotrun first call us (no graph / graph) | "
              "without warm_up_run: init ms, first call us (no graph) | GPU busy us/call (no graph / graph) | "
-             "kernels: wrapper (triton + extern) / eager profiler | aotrun peak device MiB | torch peak allocated MiB | "
+             "kernels: wrapper (triton + extern) / aotrun's call (CUPTI) / eager profiler | aotrun peak device MiB | torch peak allocated MiB | "
              "torch's runner on its default package: load ms, first call ms |")
     L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, m in res.get("models", {}).items():
@@ -341,7 +364,8 @@ def render_markdown(res, variants):
         nd, gd = v.get("aotrun_nograph_device") or {}, v.get("aotrun_graph_device") or {}
         k = ae.get("kernels") or {}
         kern = (f"{k.get('total')} ({k.get('triton')} + {k.get('extern')})"
-                if k else "-") + f" / {m.get('kernels_eager_profiler', '-')}"
+                if k else "-") + (f" / {m.get('kernels_aotrun_profiler', '-')}"
+                                  f" / {m.get('kernels_eager_profiler', '-')}")
         L.append("| " + " | ".join([
             name,
             _f(ae.get("seconds")) if "seconds" in ae else "failed: " + ae.get("error", "not run").replace("|", "/")[:100],
@@ -421,7 +445,8 @@ def render_markdown(res, variants):
         L.append("")
     notes = list(res.get("notes", []))
     for name, m in res.get("models", {}).items():
-        for key in ("torch_error", "kernels_eager_profiler_error"):
+        for key in ("torch_error", "kernels_eager_profiler_error",
+                    "kernels_aotrun_profiler_error"):
             if m.get(key):
                 notes.append(f"{name}: {key}: {m[key][:300]}")
         for kind, e in m.get("export", {}).items():
