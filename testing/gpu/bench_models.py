@@ -46,17 +46,12 @@ def build_model(name, device="cuda"):
         m = CNN()
         args = (rand(1, 3, 64, 64),)
     elif name == "decoder":
-        class DecoderStep(nn.Module):
-            def __init__(self, d=512, heads=8):
-                super().__init__()
-                self.heads = heads
-                self.ln1 = nn.LayerNorm(d)
-                self.qkv = nn.Linear(d, 3 * d)
-                self.proj = nn.Linear(d, d)
-                self.ln2 = nn.LayerNorm(d)
-                self.fc1 = nn.Linear(d, 4 * d)
-                self.fc2 = nn.Linear(4 * d, d)
+        sys.path.insert(0, HERE)
+        import models
 
+        # The transformer block's layers (same order, so the same weights
+        # from the seed), one token attending to a KV cache.
+        class DecoderStep(models.TransformerBlock):
             def forward(self, x, k_cache, v_cache):
                 b, t, d = x.shape
                 q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
@@ -68,7 +63,7 @@ def build_model(name, device="cuda"):
                 x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
                 y = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
                 return y, k.contiguous(), v.contiguous()
-        m = DecoderStep()
+        m = DecoderStep(d=512, heads=8)
         args = (rand(1, 1, 512), rand(1, 8, 128, 64), rand(1, 8, 128, 64))
     elif name == "mobilenet":
         m = mobilenet_v3_small()
