@@ -110,6 +110,15 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_window_copy(
     const aotrun_fb_conv *c, const aotrun_fb_temps *temps, const void *dx,
     void *y, cudaStream_t stream);
 
+/* The problem in words for messages ("2d float16, input [...], weight
+ * [...], output [...], groups 1"), written at its first use: a call that
+ * prints nothing formats nothing (conv_run.c). */
+typedef struct aotrun_fb_conv_what {
+  const aotrun_fb_conv *c;
+  char text[400];
+} aotrun_fb_conv_what;
+AOTRUN_FB_HIDDEN const char *aotrun_fb_conv_what_text(aotrun_fb_conv_what *w);
+
 /* Runs the planned convolution; *ret is the new result. */
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_run(const aotrun_fb_conv *c,
                                                    AtenTensorHandle *ret);

@@ -110,6 +110,12 @@ typedef struct aotrun_fb_conv_gplan {
   char knobs[96];     /* "type=value ..." of the engine config */
   aotrun_fb_conv_graph graph;
   cudnnBackendDescriptor_t cfg, plan;
+  /* The finalized variant pack of the last execute and the pointers it
+   * holds (x, w, y, bias, workspace): a model's steady call passes the
+   * same buffers, so the pack is reused instead of built, finalized and
+   * destroyed on every call. Under conv_graph_run.c's graph_lock. */
+  cudnnBackendDescriptor_t pack;
+  void *pack_ptrs[5];
 } aotrun_fb_conv_gplan;
 
 #define AOTRUN_FB_CONV_GRAPH_CACHE_CAPACITY 256
@@ -159,11 +165,19 @@ AOTRUN_FB_HIDDEN void aotrun_fb_conv_gcache_clear(void);
 
 /* ---- execution (conv_graph_run.c) ---- */
 
-/* The variant pack of one call (uids x, w, y and, with a fused bias, b)
- * and cudnnBackendExecute; no CUDA runtime call of its own. */
+/* cudnnBackendExecute of p on a new variant pack of x, w, y and, with a
+ * fused bias, b (uids above), destroyed after; no CUDA runtime call of its
+ * own. For plans being timed (they are not cached yet). */
 AOTRUN_FB_HIDDEN cudnnStatus_t aotrun_fb_conv_graph_execute(
     const aotrun_fb_cudnn_api *api, cudnnHandle_t handle,
     const aotrun_fb_conv_gplan *p, const void *x, const void *w, void *y,
+    const void *bias, void *workspace);
+/* The same on p's own pack (p->pack) when it holds these pointers, else on
+ * a new one that replaces it; the caller holds graph_lock. The plans a
+ * call runs: its steady calls build no descriptor. */
+AOTRUN_FB_HIDDEN cudnnStatus_t aotrun_fb_conv_graph_execute_reusing(
+    const aotrun_fb_cudnn_api *api, cudnnHandle_t handle,
+    aotrun_fb_conv_gplan *p, const void *x, const void *w, void *y,
     const void *bias, void *workspace);
 
 /* Runs cuDNN's part of the convolution (conv_run.c prepared the dense
@@ -173,8 +187,8 @@ AOTRUN_FB_HIDDEN cudnnStatus_t aotrun_fb_conv_graph_execute(
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_graph_run(
     const aotrun_fb_conv *c, const aotrun_fb_cudnn_api *api,
     aotrun_fb_temps *temps, cudaStream_t stream, const void *x,
-    const void *w, void *y, const void *bias, const char *what, int *ran,
-    int *bias_done);
+    const void *w, void *y, const void *bias, aotrun_fb_conv_what *what,
+    int *ran, int *bias_done);
 
 /* Destroys the graph path's handles and plans (aotrun_fb_conv_release_all). */
 AOTRUN_FB_HIDDEN void aotrun_fb_conv_graph_release_all(void);

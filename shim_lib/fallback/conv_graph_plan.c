@@ -42,7 +42,9 @@ void aotrun_fb_conv_gkey_of(const aotrun_fb_conv *c, const int64_t align[4],
 
 static void gplan_free(aotrun_fb_conv_gplan *p) {
   const aotrun_fb_cudnn_api *api = p->graph.api;
-  /* The plan before its config, both before the graph they were made of. */
+  /* The variant pack, then the plan before its config, all before the
+   * graph they were made of. */
+  if (api != NULL && p->pack != NULL) api->cudnnBackendDestroyDescriptor(p->pack);
   if (api != NULL && p->plan != NULL) api->cudnnBackendDestroyDescriptor(p->plan);
   if (api != NULL && p->cfg != NULL) api->cudnnBackendDestroyDescriptor(p->cfg);
   aotrun_fb_conv_graph_destroy(&p->graph);

@@ -22,6 +22,10 @@
  * planning and the (asynchronous, microseconds) execute call. */
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
 static cudnnHandle_t graph_handles[MAX_DEVICES];
+/* The stream each handle was last given: cudnnSetStream only on a change
+ * (the steady call runs on the same stream). */
+static cudaStream_t graph_streams[MAX_DEVICES];
+static int graph_stream_set[MAX_DEVICES];
 static const aotrun_fb_cudnn_api *graph_api;
 
 /* Called with graph_lock held and c->device current. */
@@ -39,9 +43,22 @@ static AOTITorchError graph_handle(const aotrun_fb_conv *c,
       return aotrun_shim_fail("%s: cudnnCreate on cuda:%d failed: %s", c->op,
                               (int)c->device, api->cudnnGetErrorString(st));
     }
+    graph_stream_set[c->device] = 0;
   }
   *out = graph_handles[c->device];
   return AOTI_TORCH_SUCCESS;
+}
+
+/* Called with graph_lock held, after graph_handle. */
+static cudnnStatus_t graph_stream(const aotrun_fb_conv *c,
+                                  const aotrun_fb_cudnn_api *api,
+                                  cudnnHandle_t handle, cudaStream_t stream) {
+  if (graph_stream_set[c->device] && graph_streams[c->device] == stream)
+    return CUDNN_STATUS_SUCCESS;
+  cudnnStatus_t st = api->cudnnSetStream(handle, stream);
+  graph_stream_set[c->device] = st == CUDNN_STATUS_SUCCESS;
+  graph_streams[c->device] = stream;
+  return st;
 }
 
 void aotrun_fb_conv_graph_release_all(void) {
@@ -54,6 +71,7 @@ void aotrun_fb_conv_graph_release_all(void) {
     if (graph_handles[d] == NULL || graph_api == NULL) continue;
     if (cudaSetDevice(d) == cudaSuccess) graph_api->cudnnDestroy(graph_handles[d]);
     graph_handles[d] = NULL;
+    graph_stream_set[d] = 0;
   }
   if (have_previous) cudaSetDevice(previous);
   (void)cudaGetLastError();
@@ -62,16 +80,12 @@ void aotrun_fb_conv_graph_release_all(void) {
 
 /* ---- execution ---- */
 
-cudnnStatus_t aotrun_fb_conv_graph_execute(const aotrun_fb_cudnn_api *api,
-                                           cudnnHandle_t handle,
-                                           const aotrun_fb_conv_gplan *p,
-                                           const void *x, const void *w,
-                                           void *y, const void *bias,
-                                           void *workspace) {
-  void *ptrs[4] = {(void *)x, (void *)w, y, (void *)bias};
+/* A finalized variant pack of ptrs (x, w, y, bias: the first n). */
+static cudnnStatus_t new_pack(const aotrun_fb_cudnn_api *api, void *ptrs[],
+                              int64_t n, void *workspace,
+                              cudnnBackendDescriptor_t *out) {
   int64_t uids[4] = {AOTRUN_FB_CONV_UID_X, AOTRUN_FB_CONV_UID_W,
                      AOTRUN_FB_CONV_UID_Y, AOTRUN_FB_CONV_UID_B};
-  int64_t n = p->fused_bias ? 4 : 3;
   cudnnBackendDescriptor_t pack = NULL;
   cudnnStatus_t st = api->cudnnBackendCreateDescriptor(
       CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
@@ -85,10 +99,57 @@ cudnnStatus_t aotrun_fb_conv_graph_execute(const aotrun_fb_cudnn_api *api,
     st = api->cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
                                        CUDNN_TYPE_VOID_PTR, 1, &workspace);
   if (st == CUDNN_STATUS_SUCCESS) st = api->cudnnBackendFinalize(pack);
-  if (st == CUDNN_STATUS_SUCCESS)
-    st = api->cudnnBackendExecute(handle, p->plan, pack);
+  if (st != CUDNN_STATUS_SUCCESS) {
+    api->cudnnBackendDestroyDescriptor(pack);
+    return st;
+  }
+  *out = pack;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+static void pointers_of(const aotrun_fb_conv_gplan *p, const void *x,
+                        const void *w, void *y, const void *bias,
+                        void *workspace, void *out[5]) {
+  out[0] = (void *)x;
+  out[1] = (void *)w;
+  out[2] = y;
+  out[3] = p->fused_bias ? (void *)bias : NULL;
+  out[4] = workspace;
+}
+
+cudnnStatus_t aotrun_fb_conv_graph_execute(const aotrun_fb_cudnn_api *api,
+                                           cudnnHandle_t handle,
+                                           const aotrun_fb_conv_gplan *p,
+                                           const void *x, const void *w,
+                                           void *y, const void *bias,
+                                           void *workspace) {
+  void *ptrs[5];
+  pointers_of(p, x, w, y, bias, workspace, ptrs);
+  cudnnBackendDescriptor_t pack = NULL;
+  cudnnStatus_t st =
+      new_pack(api, ptrs, p->fused_bias ? 4 : 3, workspace, &pack);
+  if (st != CUDNN_STATUS_SUCCESS) return st;
+  st = api->cudnnBackendExecute(handle, p->plan, pack);
   api->cudnnBackendDestroyDescriptor(pack);
   return st;
+}
+
+cudnnStatus_t aotrun_fb_conv_graph_execute_reusing(
+    const aotrun_fb_cudnn_api *api, cudnnHandle_t handle,
+    aotrun_fb_conv_gplan *p, const void *x, const void *w, void *y,
+    const void *bias, void *workspace) {
+  void *want[5];
+  pointers_of(p, x, w, y, bias, workspace, want);
+  if (p->pack == NULL || memcmp(p->pack_ptrs, want, sizeof want) != 0) {
+    cudnnBackendDescriptor_t pack = NULL;
+    cudnnStatus_t st =
+        new_pack(api, want, p->fused_bias ? 4 : 3, workspace, &pack);
+    if (st != CUDNN_STATUS_SUCCESS) return st;
+    if (p->pack != NULL) api->cudnnBackendDestroyDescriptor(p->pack);
+    p->pack = pack;
+    memcpy(p->pack_ptrs, want, sizeof want);
+  }
+  return api->cudnnBackendExecute(handle, p->plan, p->pack);
 }
 
 /* ---- timing a candidate on the real buffers (ATen's benchmark mode) ---- */
@@ -175,15 +236,16 @@ static AOTITorchError plan_and_run(const aotrun_fb_conv *c,
                                    const aotrun_fb_conv_gkey *key,
                                    int capturing, const void *x,
                                    const void *w, void *y, const void *bias,
-                                   const char *what, int *ran,
+                                   aotrun_fb_conv_what *what, int *ran,
                                    int *bias_done) {
   cudnnHandle_t handle = NULL;
   AOTITorchError err = graph_handle(c, api, &handle);
   if (err) return err;
-  cudnnStatus_t st = api->cudnnSetStream(handle, stream);
+  cudnnStatus_t st = graph_stream(c, api, handle, stream);
   if (st != CUDNN_STATUS_SUCCESS)
     return aotrun_shim_fail("%s: cuDNN cudnnSetStream failed: %s (%s)", c->op,
-                            api->cudnnGetErrorString(st), what);
+                            api->cudnnGetErrorString(st),
+                            aotrun_fb_conv_what_text(what));
   aotrun_fb_conv_gplan *p = NULL;
   /* The usual call: a cached plan, no memory query, no events. */
   if (aotrun_fb_conv_gcache_lookup(key, &p) &&
@@ -195,7 +257,8 @@ static AOTITorchError plan_and_run(const aotrun_fb_conv *c,
     timing t = {c, api, handle, stream, x, w, bias, y, NULL, NULL};
     aotrun_fb_conv_choose ch = {api,       handle,    c,    key,
                                 capturing, workspace_limit(capturing),
-                                time_plan, &t,        what};
+                                time_plan, &t,
+                                aotrun_fb_conv_what_text(what)};
     err = aotrun_fb_conv_graph_plan(&ch, &p);
     if (t.start) cudaEventDestroy(t.start);
     if (t.stop) cudaEventDestroy(t.stop);
@@ -212,12 +275,13 @@ static AOTITorchError plan_and_run(const aotrun_fb_conv *c,
    * drops it: keep it alive (aotrun_fb_conv_gplan). */
   if (!err && capturing) aotrun_fb_conv_gplan_mark_captured(p);
   if (!err) {
-    st = aotrun_fb_conv_graph_execute(api, handle, p, x, w, y,
+    st = aotrun_fb_conv_graph_execute_reusing(api, handle, p, x, w, y,
                                       p->fused_bias ? bias : NULL, ws);
     if (st != CUDNN_STATUS_SUCCESS)
       err = aotrun_shim_fail(
           "%s: cuDNN cudnnBackendExecute (graph engine %lld) failed: %s (%s)",
-          c->op, (long long)p->engine, api->cudnnGetErrorString(st), what);
+          c->op, (long long)p->engine, api->cudnnGetErrorString(st),
+          aotrun_fb_conv_what_text(what));
   }
   if (!err) {
     *ran = 1;
@@ -232,8 +296,9 @@ AOTITorchError aotrun_fb_conv_graph_run(const aotrun_fb_conv *c,
                                         aotrun_fb_temps *temps,
                                         cudaStream_t stream, const void *x,
                                         const void *w, void *y,
-                                        const void *bias, const char *what,
-                                        int *ran, int *bias_done) {
+                                        const void *bias,
+                                        aotrun_fb_conv_what *what, int *ran,
+                                        int *bias_done) {
   *ran = 0;
   *bias_done = 0;
   int64_t align[4] = {min_alignment_of(x), min_alignment_of(w),

@@ -110,9 +110,11 @@ int64_t aotrun_fb_conv_alignment(const void *p) {
   return al;
 }
 
-static const char *describe(const aotrun_fb_conv *c, char *buf, size_t cap) {
+const char *aotrun_fb_conv_what_text(aotrun_fb_conv_what *w) {
+  if (w->text[0] != '\0') return w->text;
+  const aotrun_fb_conv *c = w->c;
   char si[96], sw[96], so[96], sx[96], dt[24];
-  snprintf(buf, cap,
+  snprintf(w->text, sizeof w->text,
            "%s%dd %s, input %s, weight %s, output %s%s%s%s, groups %lld%s",
            c->transposed ? "transposed " : "", c->nd,
            aotrun_fb_dtype_name(c->dtype, dt),
@@ -125,7 +127,7 @@ static const char *describe(const aotrun_fb_conv *c, char *buf, size_t cap) {
                : "",
            c->windowed ? ")" : "", (long long)c->groups,
            c->channels_last ? ", channels-last" : "");
-  return buf;
+  return w->text;
 }
 
 /* A contiguous copy of a tensor box (or the data itself when it is already
@@ -275,7 +277,8 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
                                   const aotrun_fb_cudnn_api *api,
                                   const descs *d, const void *x, const void *w,
                                   void *y, cudaStream_t stream,
-                                  const char *what, aotrun_fb_conv_algo *out) {
+                                  aotrun_fb_conv_what *what,
+                                  aotrun_fb_conv_algo *out) {
   aotrun_fb_conv_key key;
   int64_t ax = aotrun_fb_conv_alignment(x), aw = aotrun_fb_conv_alignment(w),
           ay = aotrun_fb_conv_alignment(y);
@@ -296,7 +299,8 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
   cudnnStatus_t st = query(c, api, d, 0, x, w, y, NULL, 0, heur, &nh);
   if (st != CUDNN_STATUS_SUCCESS)
     return aotrun_shim_fail("%s: cuDNN's algorithm heuristic failed: %s (%s)",
-                            c->op, api->cudnnGetErrorString(st), what);
+                            c->op, api->cudnnGetErrorString(st),
+                            aotrun_fb_conv_what_text(what));
   const candidate *best = NULL;
   const char *source = "heuristic (inside a capture)";
   char search_error[160] = "";
@@ -338,7 +342,8 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
         "%s: cuDNN offers no algorithm for this convolution (%d candidates, "
         "none usable%s%s%s) (%s)",
         c->op, nh, c->dtype == AOTRUN_FB_FLOAT32 ? " without TF32" : "",
-        search_error[0] ? "; the search: " : "", search_error, what);
+        search_error[0] ? "; the search: " : "", search_error,
+        aotrun_fb_conv_what_text(what));
   aotrun_fb_conv_algo a = {best->algo, (int)run_math(c, best->math), 0,
                            from_heuristic};
   st = api->cudnnSetConvolutionMathType(d->conv, (cudnnMathType_t)a.math_type);
@@ -347,7 +352,8 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
   if (st != CUDNN_STATUS_SUCCESS)
     return aotrun_shim_fail("%s: cuDNN workspace query of algorithm %d "
                             "failed: %s (%s)",
-                            c->op, a.algo, api->cudnnGetErrorString(st), what);
+                            c->op, a.algo, api->cudnnGetErrorString(st),
+                            aotrun_fb_conv_what_text(what));
   aotrun_fb_conv_cache_store(&key, &a);
   if (aotrun_fb_conv_log_enabled())
     fprintf(stderr,
@@ -355,7 +361,8 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
             "%s%s%s%s, %.3f ms in the search (%s)\n",
             c->op, a.algo, a.math_type, a.workspace, source,
             search_error[0] ? " (" : "", search_error,
-            search_error[0] ? ")" : "", best->time_ms, what);
+            search_error[0] ? ")" : "", best->time_ms,
+            aotrun_fb_conv_what_text(what));
   *out = a;
   return AOTI_TORCH_SUCCESS;
 }
@@ -365,7 +372,8 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
     cudnnStatus_t s_ = (call);                                               \
     if (s_ != CUDNN_STATUS_SUCCESS) {                                        \
       err = aotrun_shim_fail("%s: cuDNN %s failed: %s (%s)", c->op, step,    \
-                             api->cudnnGetErrorString(s_), what);            \
+                             api->cudnnGetErrorString(s_),                \
+                             aotrun_fb_conv_what_text(what));             \
       goto done;                                                             \
     }                                                                        \
   } while (0)
@@ -376,7 +384,7 @@ static AOTITorchError legacy_conv(const aotrun_fb_conv *c,
                                   const aotrun_fb_cudnn_api *api,
                                   aotrun_fb_temps *temps, cudaStream_t stream,
                                   const void *x, const void *w, void *y,
-                                  const char *what) {
+                                  aotrun_fb_conv_what *what) {
   AOTITorchError err = AOTI_TORCH_SUCCESS;
   int rd = c->rd, sd = c->rd - 2;
   int64_t in_want[5];
@@ -390,7 +398,7 @@ static AOTITorchError legacy_conv(const aotrun_fb_conv *c,
     return aotrun_shim_fail(
         "%s: a size, stride or parameter does not fit cuDNN's 32-bit "
         "descriptors (%s)",
-        c->op, what);
+        c->op, aotrun_fb_conv_what_text(what));
 
   descs d;
   memset(&d, 0, sizeof d);
@@ -479,8 +487,8 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
                                     aotrun_fb_temps *temps,
                                     cudaStream_t stream, void *y) {
   AOTITorchError err = AOTI_TORCH_SUCCESS;
-  char what[400];
-  describe(c, what, sizeof what);
+  aotrun_fb_conv_what what_buf = {c, ""};
+  aotrun_fb_conv_what *what = &what_buf;
   int rd = c->rd, sd = c->rd - 2;
   int64_t in_want[5], w_want[5];
   aotrun_fb_format_strides(c->in_sizes, rd, c->channels_last, in_want);
@@ -531,7 +539,8 @@ static AOTITorchError run_on_stream(const aotrun_fb_conv *c,
                                             c->channels_last, stream);
     if (e != cudaSuccess)
       return aotrun_shim_fail("%s: the bias kernel failed to launch: %s (%s)",
-                              c->op, cudaGetErrorString(e), what);
+                              c->op, cudaGetErrorString(e),
+                              aotrun_fb_conv_what_text(what));
   }
   return AOTI_TORCH_SUCCESS;
 }

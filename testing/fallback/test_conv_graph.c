@@ -795,6 +795,60 @@ static void test_execute_variant_pack(void **state) {
   free_case(&k);
 }
 
+/* The plan a call runs keeps its variant pack while the call's pointers
+ * stay the same: a steady call builds no descriptor. */
+static void test_execute_reuses_variant_pack(void **state) {
+  (void)state;
+  conv_case k = {0};
+  k.x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
+  k.w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
+  k.b = fake(F16, CUDA, 1, (int64_t[]){6});
+  plan_conv(&k, 1, 0, ONE, ONE, ONE, ZERO, 1);
+  set_source(&ctl->fused_a, 1, 30);
+  fake_timer t = {{0}, 0};
+  aotrun_fb_conv_gplan *p = choose(&k, 1, 1 << 30, &t);
+  char x, w, y, y2, b, b2, ws, ws2;
+  int mark = ctl->ndescs;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(aotrun_fb_conv_graph_execute_reusing(api, handle, p, &x,
+                                                          &w, &y, &b, &ws),
+                     CUDNN_STATUS_SUCCESS);
+  assert_int_equal(ctl->executes, 3);
+  assert_int_equal(count_of_type(mark, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR),
+                   1);
+  assert_ptr_equal(ctl->last_ptrs[2], &y);
+  /* Each pointer that moves (output, bias, workspace) makes a new pack,
+   * which replaces the old one. */
+  void *const moved[3][3] = {{&y2, &b, &ws}, {&y2, &b2, &ws}, {&y2, &b2, &ws2}};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(aotrun_fb_conv_graph_execute_reusing(
+                         api, handle, p, &x, &w, moved[i][0], moved[i][1],
+                         moved[i][2]),
+                     CUDNN_STATUS_SUCCESS);
+    assert_int_equal(
+        count_of_type(mark, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR), 2 + i);
+    assert_ptr_equal(ctl->last_ptrs[2], &y2);
+    assert_ptr_equal(ctl->last_ptrs[3], moved[i][1]);
+    assert_ptr_equal(ctl->last_workspace, moved[i][2]);
+  }
+  int live = 0;
+  for (int i = mark; i < ctl->ndescs; i++)
+    live += ctl->descs[i]->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR &&
+            !ctl->descs[i]->destroyed;
+  assert_int_equal(live, 1);
+  /* A plan being timed (not cached) builds its own pack each time and
+   * leaves the plan's alone. */
+  assert_int_equal(
+      aotrun_fb_conv_graph_execute(api, handle, p, &x, &w, &y, &b, &ws),
+      CUDNN_STATUS_SUCCESS);
+  assert_ptr_equal(p->pack_ptrs[2], &y2);
+  /* The plan's pack goes with the plan. */
+  aotrun_fb_conv_gplan_unref(p);
+  aotrun_fb_conv_gcache_clear();
+  expect_no_leak();
+  free_case(&k);
+}
+
 static void test_cache_bound_and_frees(void **state) {
   (void)state;
   conv_case k;
@@ -880,6 +934,7 @@ int main(int argc, char **argv) {
                              each_setup),
       cmocka_unit_test_setup(test_plan_bias, each_setup),
       cmocka_unit_test_setup(test_execute_variant_pack, each_setup),
+      cmocka_unit_test_setup(test_execute_reuses_variant_pack, each_setup),
       cmocka_unit_test_setup(test_cache_bound_and_frees, each_setup),
       cmocka_unit_test_setup(test_keys, each_setup),
   };
