@@ -146,6 +146,11 @@ def _sync_devices(devices):
 class _Call:
     """The C arguments of one execute, and everything keeping them alive."""
 
+    __slots__ = ("keep", "inputs", "outputs", "num_inputs", "num_outputs",
+                 "shapes", "capacity", "backings", "out_infos", "devices",
+                 "stream", "use_ex", "managed_idx", "managed", "device",
+                 "from_out")
+
     def __init__(self):
         self.keep = []          # imported capsules, allocated outputs
         self.inputs = None      # DLTensor array
@@ -187,8 +192,30 @@ class Method:
         self._manifest = manifest_entry or {}
         self.inputs = self._io_infos(_lib.IO_INPUT)
         self.outputs = self._io_infos(_lib.IO_OUTPUT)
+        # What a call reads from the manifest, read once: per input the
+        # (dim, symbol) pairs it binds, per output its declared shape.
+        self._in_syms = tuple(
+            tuple((d, sym) for d, sym in enumerate(self._declared_shape(
+                "inputs", i)) if isinstance(sym, str))
+            for i in range(len(self._manifest.get("inputs") or [])))
+        self._out_shapes = tuple(self._declared_shape("outputs", i)
+                                 for i in range(len(self.outputs)))
+        self._out_dtypes = tuple(dl.make_dtype(info.dtype)
+                                 for info in self.outputs)
+        # Per-call work kept between calls: whether the backend has
+        # execute_ex (None: not asked yet; a swap asks again) and the
+        # output shapes last planned for each set of input shapes.
+        self._has_ex = None
+        self._plans = {}
 
     # -- introspection --
+
+    def _declared_shape(self, kind, i):
+        """The manifest's shape list of input/output i ([] if none)."""
+        declared = self._manifest.get(kind) or []
+        m = declared[i] if i < len(declared) and \
+            isinstance(declared[i], dict) else {}
+        return m.get("shape") if isinstance(m.get("shape"), list) else []
 
     def _io_infos(self, kind):
         h = self._host
@@ -259,35 +286,28 @@ class Method:
 
     # -- running --
 
-    def _bind(self, imported):
-        """Symbol sizes bound by the inputs (from the manifest's shapes),
-        and the largest input's element count (the capacity of
+    def _bind(self, shapes):
+        """Symbol sizes bound by the inputs' `shapes` (from the manifest's
+        shapes), and the largest input's element count (the capacity of
         data-dependent dims, as the CLI does)."""
         bound, max_numel = {}, 0
-        declared = self._manifest.get("inputs") or []
-        for i, imp in enumerate(imported):
-            t = imp.tensor
+        syms = self._in_syms
+        for i, shape in enumerate(shapes):
             numel = 1
-            for d in range(t.ndim):
-                numel *= t.shape[d]
+            for s in shape:
+                numel *= s
             max_numel = max(max_numel, numel)
-            m = declared[i] if i < len(declared) and \
-                isinstance(declared[i], dict) else {}
-            mshape = m.get("shape") if isinstance(m.get("shape"), list) \
-                else []
-            for d in range(min(t.ndim, len(mshape))):
-                if isinstance(mshape[d], str):
-                    bound.setdefault(mshape[d], int(t.shape[d]))
+            if i < len(syms):
+                for d, sym in syms[i]:
+                    if d < len(shape):
+                        bound.setdefault(sym, int(shape[d]))
         return bound, max_numel
 
     def _output_shape(self, i, info, bound, max_numel, lenient=False,
                       backend_sized=False):
         """The shape to allocate for output i; with `backend_sized`, None
         when a dim is data-dependent (the backend allocates it)."""
-        declared = self._manifest.get("outputs") or []
-        m = declared[i] if i < len(declared) and \
-            isinstance(declared[i], dict) else {}
-        mshape = m.get("shape") if isinstance(m.get("shape"), list) else []
+        mshape = self._out_shapes[i]
         shape = []
         for d, dim in enumerate(info.shape):
             v = dim if isinstance(dim, int) else None
@@ -313,8 +333,10 @@ class Method:
         # execute_ex when the backend has it (ABI 1.1: backend-allocated
         # outputs, the needed shape of a too-small output) or a stream
         # asks for it (the host library refuses what a 1.0 execute cannot).
-        call.use_ex = call.stream is not None or _execute.backend_can(
-            self._host, self._handle, "execute_ex")
+        if self._has_ex is None:
+            self._has_ex = _execute.backend_can(self._host, self._handle,
+                                                "execute_ex")
+        call.use_ex = call.stream is not None or self._has_ex
         n_in, n_out = len(self.inputs), len(self.outputs)
         imported = []
         for i, x in enumerate(inputs):
@@ -388,24 +410,45 @@ class Method:
                 dev = (kDLCPU, 0)
         else:
             dev = (kDLCPU, 0)
-        bound, max_numel = self._bind(imported)
         call.device = dev
-        # A backend with execute_ex allocates data-dependent outputs.
-        backend_sized = call.use_ex
-        for i, info in enumerate(self.outputs):
-            cap = self._output_shape(i, info, bound, max_numel,
-                                     lenient=len(imported) != n_in,
-                                     backend_sized=backend_sized)
+        for i, cap in enumerate(self._plan_outputs(imported, call.use_ex)):
             if cap is None:
-                self._managed_output(call, i, info)
+                self._managed_output(call, i, self.outputs[i])
             else:
-                self._allocate_output(call, i, info, cap)
+                self._allocate_output(call, i, self.outputs[i], cap)
         if call.managed_idx:
             call.managed = (ctypes.POINTER(dl.DLManagedTensor) *
                             max(n_out, 1))()
         if dev[0] in (kDLCUDA, kDLCUDAManaged):
             call.devices.add(dev[1])
         return call
+
+    _PLANS_KEPT = 64
+
+    def _plan_outputs(self, imported, use_ex):
+        """The shape to allocate for each output (None: the backend
+        allocates it, data-dependent with execute_ex), planned once per
+        set of input shapes and kept (the steady call asks again with the
+        same shapes)."""
+        shapes = tuple(tuple(imp.tensor.shape[:imp.tensor.ndim])
+                       for imp in imported)
+        key = (use_ex, shapes)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        bound, max_numel = self._bind(shapes)
+        lenient = len(imported) != len(self.inputs)
+        # A backend with execute_ex allocates data-dependent outputs.
+        plan = tuple(
+            None if cap is None else tuple(cap)
+            for cap in (self._output_shape(i, info, bound, max_numel,
+                                           lenient=lenient,
+                                           backend_sized=use_ex)
+                        for i, info in enumerate(self.outputs)))
+        if len(self._plans) >= self._PLANS_KEPT:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
 
     @staticmethod
     def _set_output(call, i, t, shape_arr, cap, backing):
@@ -427,14 +470,9 @@ class Method:
             raise errors.InvalidArgumentError(
                 "output %d (%s): %s" % (i, info.name, e)) from e
         shape_arr = (ctypes.c_int64 * max(len(cap), 1))(*cap)
-        t = DLTensor()
-        t.data = data
-        t.device = dl.DLDevice(*dev)
-        t.ndim = len(cap)
-        t.dtype = dl.make_dtype(info.dtype)
-        t.shape = shape_arr
-        t.strides = None
-        t.byte_offset = 0
+        # Compact (strides NULL), no byte offset.
+        t = DLTensor(data, dl.DLDevice(*dev), len(cap), self._out_dtypes[i],
+                     shape_arr, None, 0)
         raw = obj if isinstance(obj, _tensor._Raw) else None
         self._set_output(call, i, t, shape_arr, list(cap),
                          (None if raw else obj, raw, data))
@@ -446,7 +484,7 @@ class Method:
         t = DLTensor()
         t.device = dl.DLDevice(*call.device)
         t.ndim = info.ndim
-        t.dtype = dl.make_dtype(info.dtype)
+        t.dtype = self._out_dtypes[i]
         t.shape = shape_arr
         self._set_output(call, i, t, shape_arr, [0] * info.ndim,
                          (None, None, None))
@@ -489,10 +527,13 @@ class Method:
                 results.append(t)
                 continue
             t = call.outputs[i]
-            shape = [int(call.shapes[i][d]) for d in range(t.ndim)]
+            shape = call.shapes[i][:t.ndim]
             obj, raw, data = call.backings[i]
             dev = (t.device.device_type, t.device.device_id)
-            dtype = dl.dtype_name(t.dtype)
+            # The binding allocated it with the declared dtype; an out=
+            # tensor has its own.
+            dtype = dl.dtype_name(t.dtype) if call.from_out \
+                else call.out_infos[i].dtype
             if obj is not None:
                 obj = _tensor.view(obj, shape, call.capacity[i])
             results.append(_tensor.Tensor(obj, dtype, shape, dev, raw=raw,
@@ -564,6 +605,7 @@ class Method:
             self._check_open()
             self._host.check(self._host.lib.aotrun_host_method_swap_backend(
                 self._handle, _b(backend)))
+            self._has_ex = None  # the new backend's table is asked again
 
     def close(self):
         """Destroys the method handle. Safe to call more than once."""

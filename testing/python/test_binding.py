@@ -209,6 +209,32 @@ def test_run_matches_numpy(prog, n):
     assert np.asarray(calls).shape == (1,)
 
 
+def test_output_plans_follow_input_shapes(prog):
+    """The output shapes planned for one set of input shapes are kept for
+    the next call with the same shapes, never reused for other shapes,
+    and at most a bounded number are kept."""
+    m = prog.method()
+    for n in [2, 5, 2, 9, 5, 1]:
+        x = rand_x(n, seed=n)
+        y, _ = m(x)
+        assert y.shape == (n, 3)
+        np.testing.assert_allclose(np.from_dlpack(y), reference(x),
+                                   rtol=1e-6, atol=1e-5)
+    for n in range(1, 2 * m._PLANS_KEPT):
+        assert m(rand_x(n))[0].shape == (n, 3)
+    assert 0 < len(m._plans) <= m._PLANS_KEPT
+    # A wrong input count after good calls still gets the backend's
+    # message (the plan of one input is not reused for two).
+    with pytest.raises(aotrun.InvalidArgumentError) as e:
+        m(rand_x(2), rand_x(2))
+    assert "execute got 2 inputs, the method takes 1" in str(e.value)
+    # What the backend can do is asked again after a swap.
+    assert m._has_ex is True
+    m.swap_backend("cpu_ref")
+    assert m._has_ex is None
+    assert m(rand_x(3))[0].shape == (3, 3) and m._has_ex is True
+
+
 def test_stateful_counter(prog):
     m = prog.method()
     x = rand_x(3)
