@@ -753,16 +753,22 @@ static void test_plan_bias(void **state) {
   free_case(&k);
 }
 
+/* A 3x3 float16 convolution with a bias, planned on engine 30 with the
+ * bias fused (the variant pack tests). */
+static aotrun_fb_conv_gplan *fused_bias_plan(conv_case *k, fake_timer *t) {
+  k->x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
+  k->w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
+  k->b = fake(F16, CUDA, 1, (int64_t[]){6});
+  plan_conv(k, 1, 0, ONE, ONE, ONE, ZERO, 1);
+  set_source(&ctl->fused_a, 1, 30);
+  return choose(k, 1, 1 << 30, t);
+}
+
 static void test_execute_variant_pack(void **state) {
   (void)state;
   conv_case k = {0};
-  k.x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
-  k.w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
-  k.b = fake(F16, CUDA, 1, (int64_t[]){6});
-  plan_conv(&k, 1, 0, ONE, ONE, ONE, ZERO, 1);
-  set_source(&ctl->fused_a, 1, 30);
   fake_timer t = {{0}, 0};
-  aotrun_fb_conv_gplan *p = choose(&k, 1, 1 << 30, &t);
+  aotrun_fb_conv_gplan *p = fused_bias_plan(&k, &t);
   char x, w, y, b, ws;
   assert_int_equal(
       aotrun_fb_conv_graph_execute(api, handle, p, &x, &w, &y, &b, &ws),
@@ -800,13 +806,8 @@ static void test_execute_variant_pack(void **state) {
 static void test_execute_reuses_variant_pack(void **state) {
   (void)state;
   conv_case k = {0};
-  k.x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
-  k.w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
-  k.b = fake(F16, CUDA, 1, (int64_t[]){6});
-  plan_conv(&k, 1, 0, ONE, ONE, ONE, ZERO, 1);
-  set_source(&ctl->fused_a, 1, 30);
   fake_timer t = {{0}, 0};
-  aotrun_fb_conv_gplan *p = choose(&k, 1, 1 << 30, &t);
+  aotrun_fb_conv_gplan *p = fused_bias_plan(&k, &t);
   char x, w, y, y2, b, b2, ws, ws2;
   int mark = ctl->ndescs;
   for (int i = 0; i < 3; i++)
