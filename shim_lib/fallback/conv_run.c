@@ -27,47 +27,66 @@
 
 /* ---- cuDNN handles: one per (thread, device), destroyed at thread exit
  * or by aotrun_fb_conv_release_all (thread_blocks.h). cuDNN handles must
- * not be used by two threads at once. ---- */
+ * not be used by two threads at once. Each remembers the stream it was
+ * given last: cudnnSetStream costs microseconds, so it is called only
+ * when the stream changes. ---- */
+
+typedef struct thread_handles {
+  cudnnHandle_t handle[MAX_DEVICES];
+  cudaStream_t stream[MAX_DEVICES];
+  unsigned char stream_set[MAX_DEVICES];
+} thread_handles;
 
 /* The loaded cuDNN (set before the first handle exists; cuDNN stays
  * loaded for the process, see aotrun_fb_conv_release_all). */
 static const aotrun_fb_cudnn_api *handles_api;
 
 static void destroy_handles(void *p) {
-  cudnnHandle_t *handles = (cudnnHandle_t *)p;
+  thread_handles *t = (thread_handles *)p;
   int previous = 0;
   int have_previous = cudaGetDevice(&previous) == cudaSuccess;
   for (int d = 0; d < MAX_DEVICES; d++) {
-    if (handles[d] == NULL || handles_api == NULL) continue;
-    if (cudaSetDevice(d) == cudaSuccess) handles_api->cudnnDestroy(handles[d]);
+    if (t->handle[d] == NULL || handles_api == NULL) continue;
+    if (cudaSetDevice(d) == cudaSuccess) handles_api->cudnnDestroy(t->handle[d]);
   }
   if (have_previous) cudaSetDevice(previous);
 }
 
-static aotrun_fb_thread_blocks g_dnn = AOTRUN_FB_THREAD_BLOCKS_INIT(
-    MAX_DEVICES * sizeof(cudnnHandle_t), destroy_handles);
+static aotrun_fb_thread_blocks g_dnn =
+    AOTRUN_FB_THREAD_BLOCKS_INIT(sizeof(thread_handles), destroy_handles);
 static _Thread_local aotrun_fb_thread_ticket *tls_dnn;
 
+/* This thread's handle on `device`, set to `stream`. */
 static AOTITorchError thread_handle(const char *op,
                                     const aotrun_fb_cudnn_api *api,
-                                    int32_t device, cudnnHandle_t *out) {
+                                    int32_t device, cudaStream_t stream,
+                                    cudnnHandle_t *out) {
   if (device < 0 || device >= MAX_DEVICES)
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
                             (int)device, MAX_DEVICES - 1);
   handles_api = api;
-  cudnnHandle_t *handles = aotrun_fb_thread_block(&g_dnn, &tls_dnn);
-  if (handles == NULL)
+  thread_handles *t = aotrun_fb_thread_block(&g_dnn, &tls_dnn);
+  if (t == NULL)
     return aotrun_shim_fail("%s: out of host memory for the cuDNN handles",
                             op);
-  if (handles[device] == NULL) {
-    cudnnStatus_t st = api->cudnnCreate(&handles[device]);
+  if (t->handle[device] == NULL) {
+    cudnnStatus_t st = api->cudnnCreate(&t->handle[device]);
     if (st != CUDNN_STATUS_SUCCESS) {
-      handles[device] = NULL;
+      t->handle[device] = NULL;
       return aotrun_shim_fail("%s: cudnnCreate on cuda:%d failed: %s", op,
                               (int)device, api->cudnnGetErrorString(st));
     }
+    t->stream_set[device] = 0;
   }
-  *out = handles[device];
+  if (!t->stream_set[device] || t->stream[device] != stream) {
+    cudnnStatus_t st = api->cudnnSetStream(t->handle[device], stream);
+    t->stream_set[device] = st == CUDNN_STATUS_SUCCESS;
+    t->stream[device] = stream;
+    if (st != CUDNN_STATUS_SUCCESS)
+      return aotrun_shim_fail("%s: cuDNN cudnnSetStream failed: %s", op,
+                              api->cudnnGetErrorString(st));
+  }
+  *out = t->handle[device];
   return AOTI_TORCH_SUCCESS;
 }
 
@@ -402,12 +421,11 @@ static AOTITorchError legacy_conv(const aotrun_fb_conv *c,
 
   descs d;
   memset(&d, 0, sizeof d);
-  err = thread_handle(c->op, api, c->device, &d.h);
+  err = thread_handle(c->op, api, c->device, stream, &d.h);
   if (err) return err;
   cudnnDataType_t t = dnn_type(c->dtype);
   cudnnDataType_t ct =
       c->dtype == AOTRUN_FB_FLOAT64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  DNN(api->cudnnSetStream(d.h, stream), "cudnnSetStream");
   DNN(api->cudnnCreateTensorDescriptor(&d.x), "tensor descriptor");
   DNN(api->cudnnCreateTensorDescriptor(&d.y), "tensor descriptor");
   DNN(api->cudnnCreateFilterDescriptor(&d.w), "filter descriptor");
