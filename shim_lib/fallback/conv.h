@@ -10,7 +10,8 @@
  * that format; an input or weight that is not dense in it is copied first.
  *
  * cudnn_loader.c opens libcudnn.so.9 with dlopen at the first convolution
- * (libaotrun_shim.so does not link cuDNN). conv_cache.c keeps the algorithm
+ * (libaotrun_shim.so does not link cuDNN); cudnn_stream.c sets a handle's
+ * stream only when it changes. conv_cache.c keeps the algorithm
  * chosen per shape / dtype / layout key. conv_run.c runs it: cuDNN's part
  * on the backend (graph) API (conv_graph.h), falling back to the legacy
  * API per key; AOTRUN_CONV_API=legacy keeps it on the legacy API.
@@ -202,6 +203,20 @@ typedef struct aotrun_fb_cudnn_api {
   AOTRUN_FB_CUDNN_FN(cudnnBackendExecute);
 } aotrun_fb_cudnn_api;
 #undef AOTRUN_FB_CUDNN_FN
+
+/* A cuDNN handle and the stream it was last given (cudnn_stream.c).
+ * Setting the stream costs microseconds a call (cuDNN's "Framework
+ * integration performance" guide), so it is set only when it changes.
+ * All zero: no handle, no stream set. */
+typedef struct aotrun_fb_cudnn_handle {
+  cudnnHandle_t handle;
+  cudaStream_t stream;
+  int stream_set;
+} aotrun_fb_cudnn_handle;
+/* h->handle on `stream`: cudnnSetStream unless it already is. */
+AOTRUN_FB_HIDDEN cudnnStatus_t aotrun_fb_cudnn_use_stream(
+    const aotrun_fb_cudnn_api *api, aotrun_fb_cudnn_handle *h,
+    cudaStream_t stream);
 
 /* The default library name; the environment variable AOTRUN_CUDNN_LIBRARY
  * (a name or a path) overrides it. */

@@ -21,44 +21,34 @@
  * be used by two threads at once, so graph_lock guards the handle, the
  * planning and the (asynchronous, microseconds) execute call. */
 static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER;
-static cudnnHandle_t graph_handles[MAX_DEVICES];
-/* The stream each handle was last given: cudnnSetStream only on a change
- * (the steady call runs on the same stream). */
-static cudaStream_t graph_streams[MAX_DEVICES];
-static int graph_stream_set[MAX_DEVICES];
+static aotrun_fb_cudnn_handle graph_handles[MAX_DEVICES];
 static const aotrun_fb_cudnn_api *graph_api;
 
-/* Called with graph_lock held and c->device current. */
+/* Called with graph_lock held and c->device current: the device's handle,
+ * on `stream`. */
 static AOTITorchError graph_handle(const aotrun_fb_conv *c,
                                    const aotrun_fb_cudnn_api *api,
-                                   cudnnHandle_t *out) {
+                                   cudaStream_t stream, cudnnHandle_t *out) {
   if (c->device < 0 || c->device >= MAX_DEVICES)
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", c->op,
                             (int)c->device, MAX_DEVICES - 1);
   graph_api = api;
-  if (graph_handles[c->device] == NULL) {
-    cudnnStatus_t st = api->cudnnCreate(&graph_handles[c->device]);
+  aotrun_fb_cudnn_handle *h = &graph_handles[c->device];
+  if (h->handle == NULL) {
+    cudnnStatus_t st = api->cudnnCreate(&h->handle);
     if (st != CUDNN_STATUS_SUCCESS) {
-      graph_handles[c->device] = NULL;
+      *h = (aotrun_fb_cudnn_handle){NULL, NULL, 0};
       return aotrun_shim_fail("%s: cudnnCreate on cuda:%d failed: %s", c->op,
                               (int)c->device, api->cudnnGetErrorString(st));
     }
-    graph_stream_set[c->device] = 0;
+    h->stream_set = 0;
   }
-  *out = graph_handles[c->device];
+  cudnnStatus_t st = aotrun_fb_cudnn_use_stream(api, h, stream);
+  if (st != CUDNN_STATUS_SUCCESS)
+    return aotrun_shim_fail("%s: cuDNN cudnnSetStream failed: %s", c->op,
+                            api->cudnnGetErrorString(st));
+  *out = h->handle;
   return AOTI_TORCH_SUCCESS;
-}
-
-/* Called with graph_lock held, after graph_handle. */
-static cudnnStatus_t graph_stream(const aotrun_fb_conv *c,
-                                  const aotrun_fb_cudnn_api *api,
-                                  cudnnHandle_t handle, cudaStream_t stream) {
-  if (graph_stream_set[c->device] && graph_streams[c->device] == stream)
-    return CUDNN_STATUS_SUCCESS;
-  cudnnStatus_t st = api->cudnnSetStream(handle, stream);
-  graph_stream_set[c->device] = st == CUDNN_STATUS_SUCCESS;
-  graph_streams[c->device] = stream;
-  return st;
 }
 
 void aotrun_fb_conv_graph_release_all(void) {
@@ -68,10 +58,10 @@ void aotrun_fb_conv_graph_release_all(void) {
   int previous = 0;
   int have_previous = cudaGetDevice(&previous) == cudaSuccess;
   for (int d = 0; d < MAX_DEVICES; d++) {
-    if (graph_handles[d] == NULL || graph_api == NULL) continue;
-    if (cudaSetDevice(d) == cudaSuccess) graph_api->cudnnDestroy(graph_handles[d]);
-    graph_handles[d] = NULL;
-    graph_stream_set[d] = 0;
+    if (graph_handles[d].handle == NULL || graph_api == NULL) continue;
+    if (cudaSetDevice(d) == cudaSuccess)
+      graph_api->cudnnDestroy(graph_handles[d].handle);
+    graph_handles[d] = (aotrun_fb_cudnn_handle){NULL, NULL, 0};
   }
   if (have_previous) cudaSetDevice(previous);
   (void)cudaGetLastError();
@@ -239,13 +229,8 @@ static AOTITorchError plan_and_run(const aotrun_fb_conv *c,
                                    aotrun_fb_conv_what *what, int *ran,
                                    int *bias_done) {
   cudnnHandle_t handle = NULL;
-  AOTITorchError err = graph_handle(c, api, &handle);
+  AOTITorchError err = graph_handle(c, api, stream, &handle);
   if (err) return err;
-  cudnnStatus_t st = graph_stream(c, api, handle, stream);
-  if (st != CUDNN_STATUS_SUCCESS)
-    return aotrun_shim_fail("%s: cuDNN cudnnSetStream failed: %s (%s)", c->op,
-                            api->cudnnGetErrorString(st),
-                            aotrun_fb_conv_what_text(what));
   aotrun_fb_conv_gplan *p = NULL;
   /* The usual call: a cached plan, no memory query, no events. */
   if (aotrun_fb_conv_gcache_lookup(key, &p) &&
@@ -275,8 +260,8 @@ static AOTITorchError plan_and_run(const aotrun_fb_conv *c,
    * drops it: keep it alive (aotrun_fb_conv_gplan). */
   if (!err && capturing) aotrun_fb_conv_gplan_mark_captured(p);
   if (!err) {
-    st = aotrun_fb_conv_graph_execute_reusing(api, handle, p, x, w, y,
-                                      p->fused_bias ? bias : NULL, ws);
+    cudnnStatus_t st = aotrun_fb_conv_graph_execute_reusing(
+        api, handle, p, x, w, y, p->fused_bias ? bias : NULL, ws);
     if (st != CUDNN_STATUS_SUCCESS)
       err = aotrun_shim_fail(
           "%s: cuDNN cudnnBackendExecute (graph engine %lld) failed: %s (%s)",

@@ -27,14 +27,10 @@
 
 /* ---- cuDNN handles: one per (thread, device), destroyed at thread exit
  * or by aotrun_fb_conv_release_all (thread_blocks.h). cuDNN handles must
- * not be used by two threads at once. Each remembers the stream it was
- * given last: cudnnSetStream costs microseconds, so it is called only
- * when the stream changes. ---- */
+ * not be used by two threads at once. ---- */
 
 typedef struct thread_handles {
-  cudnnHandle_t handle[MAX_DEVICES];
-  cudaStream_t stream[MAX_DEVICES];
-  unsigned char stream_set[MAX_DEVICES];
+  aotrun_fb_cudnn_handle on[MAX_DEVICES];
 } thread_handles;
 
 /* The loaded cuDNN (set before the first handle exists; cuDNN stays
@@ -46,8 +42,9 @@ static void destroy_handles(void *p) {
   int previous = 0;
   int have_previous = cudaGetDevice(&previous) == cudaSuccess;
   for (int d = 0; d < MAX_DEVICES; d++) {
-    if (t->handle[d] == NULL || handles_api == NULL) continue;
-    if (cudaSetDevice(d) == cudaSuccess) handles_api->cudnnDestroy(t->handle[d]);
+    if (t->on[d].handle == NULL || handles_api == NULL) continue;
+    if (cudaSetDevice(d) == cudaSuccess)
+      handles_api->cudnnDestroy(t->on[d].handle);
   }
   if (have_previous) cudaSetDevice(previous);
 }
@@ -69,24 +66,21 @@ static AOTITorchError thread_handle(const char *op,
   if (t == NULL)
     return aotrun_shim_fail("%s: out of host memory for the cuDNN handles",
                             op);
-  if (t->handle[device] == NULL) {
-    cudnnStatus_t st = api->cudnnCreate(&t->handle[device]);
+  aotrun_fb_cudnn_handle *h = &t->on[device];
+  if (h->handle == NULL) {
+    cudnnStatus_t st = api->cudnnCreate(&h->handle);
     if (st != CUDNN_STATUS_SUCCESS) {
-      t->handle[device] = NULL;
+      *h = (aotrun_fb_cudnn_handle){NULL, NULL, 0};
       return aotrun_shim_fail("%s: cudnnCreate on cuda:%d failed: %s", op,
                               (int)device, api->cudnnGetErrorString(st));
     }
-    t->stream_set[device] = 0;
+    h->stream_set = 0;
   }
-  if (!t->stream_set[device] || t->stream[device] != stream) {
-    cudnnStatus_t st = api->cudnnSetStream(t->handle[device], stream);
-    t->stream_set[device] = st == CUDNN_STATUS_SUCCESS;
-    t->stream[device] = stream;
-    if (st != CUDNN_STATUS_SUCCESS)
-      return aotrun_shim_fail("%s: cuDNN cudnnSetStream failed: %s", op,
-                              api->cudnnGetErrorString(st));
-  }
-  *out = t->handle[device];
+  cudnnStatus_t st = aotrun_fb_cudnn_use_stream(api, h, stream);
+  if (st != CUDNN_STATUS_SUCCESS)
+    return aotrun_shim_fail("%s: cuDNN cudnnSetStream failed: %s", op,
+                            api->cudnnGetErrorString(st));
+  *out = h->handle;
   return AOTI_TORCH_SUCCESS;
 }
 

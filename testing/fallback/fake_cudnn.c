@@ -52,8 +52,9 @@ EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
 EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle,
                                     cudaStream_t stream) {
   (void)handle;
-  (void)stream;
-  return CUDNN_STATUS_SUCCESS;
+  ctl.set_streams++;
+  ctl.last_stream = (void *)stream;
+  return ctl.fail_set_stream ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_SUCCESS;
 }
 
 /* ---- backend API ---- */

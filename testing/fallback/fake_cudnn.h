@@ -44,8 +44,11 @@ typedef struct fake_cudnn_control {
   int notes[FAKE_MAX_ENGINES];           /* bit n: numerical note n */
   int fail_finalize[FAKE_MAX_ENGINES];   /* the plan of this engine fails */
   int64_t workspace[FAKE_MAX_ENGINES];   /* bytes of the plan */
+  int fail_set_stream;                   /* cudnnSetStream: BAD_PARAM */
   /* ---- recorded ---- */
   int creates, destroys, finalizes, executes, heuristic_queries;
+  int set_streams;   /* cudnnSetStream calls */
+  void *last_stream; /* and the stream of the last one */
   int bad_calls; /* calls the real cuDNN would refuse (see fake_cudnn.c) */
   int ndescs;
   fake_desc **descs; /* every descriptor ever created, in order */

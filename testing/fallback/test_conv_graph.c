@@ -850,6 +850,33 @@ static void test_execute_reuses_variant_pack(void **state) {
   free_case(&k);
 }
 
+/* A handle's stream is set only when it changes, and again after a
+ * failed set. */
+static void test_stream_set_on_change(void **state) {
+  (void)state;
+  aotrun_fb_cudnn_handle h = {handle, NULL, 0};
+  cudaStream_t s1 = (cudaStream_t)(uintptr_t)0x1000,
+               s2 = (cudaStream_t)(uintptr_t)0x2000;
+  cudaStream_t order[] = {s1, s1, s1, s2, s2, s1, NULL, NULL};
+  const int calls_after[] = {1, 1, 1, 2, 2, 3, 4, 4};
+  for (int i = 0; i < 8; i++) {
+    assert_int_equal(aotrun_fb_cudnn_use_stream(api, &h, order[i]),
+                     CUDNN_STATUS_SUCCESS);
+    assert_int_equal(ctl->set_streams, calls_after[i]);
+    assert_ptr_equal(ctl->last_stream, order[i] ? (void *)order[i] : NULL);
+  }
+  ctl->fail_set_stream = 1;
+  assert_int_equal(aotrun_fb_cudnn_use_stream(api, &h, s1),
+                   CUDNN_STATUS_BAD_PARAM);
+  ctl->fail_set_stream = 0;
+  assert_int_equal(aotrun_fb_cudnn_use_stream(api, &h, s1),
+                   CUDNN_STATUS_SUCCESS);
+  assert_int_equal(ctl->set_streams, 6); /* tried again after the failure */
+  assert_int_equal(aotrun_fb_cudnn_use_stream(api, &h, s1),
+                   CUDNN_STATUS_SUCCESS);
+  assert_int_equal(ctl->set_streams, 6);
+}
+
 static void test_cache_bound_and_frees(void **state) {
   (void)state;
   conv_case k;
@@ -936,6 +963,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup(test_plan_bias, each_setup),
       cmocka_unit_test_setup(test_execute_variant_pack, each_setup),
       cmocka_unit_test_setup(test_execute_reuses_variant_pack, each_setup),
+      cmocka_unit_test_setup(test_stream_set_on_change, each_setup),
       cmocka_unit_test_setup(test_cache_bound_and_frees, each_setup),
       cmocka_unit_test_setup(test_keys, each_setup),
   };
