@@ -124,7 +124,7 @@ def main():
             runs[lib].append(json.loads(p.stdout.strip().splitlines()[-1]))
     print(f"host us per call (median of {a.rounds} processes x {a.calls} calls), "
           "ctypes' own cost subtracted; GPU us per call of the same loop; max |err| vs eager")
-    head = "| case | " + " | ".join(f"{os.path.basename(os.path.dirname(lib)) or lib} host / GPU"
+    head = "| case | " + " | ".join(f"{os.path.dirname(lib) or '.'} host / GPU"
                                     for lib in a.libs) + " |"
     print(head)
     print("| --- |" + " --- |" * len(a.libs))
