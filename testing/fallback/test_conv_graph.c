@@ -877,6 +877,28 @@ static void test_stream_set_on_change(void **state) {
   assert_int_equal(ctl->set_streams, 6);
 }
 
+/* The problem's description for messages is written at its first use,
+ * once. */
+static void test_description_written_once(void **state) {
+  (void)state;
+  conv_case k = {0};
+  k.x = fake(F16, CUDA, 4, (int64_t[]){2, 4, 8, 8});
+  k.w = fake(F16, CUDA, 4, (int64_t[]){6, 4, 3, 3});
+  plan_conv(&k, 0, 0, ONE, ONE, ONE, ZERO, 1);
+  aotrun_fb_conv_what what = {&k.c, ""};
+  const char *text = aotrun_fb_conv_what_text(&what);
+  assert_ptr_equal(text, what.text);
+  assert_string_equal(text,
+                      "2d float16, input [2, 4, 8, 8], weight [6, 4, 3, 3], "
+                      "output [2, 6, 8, 8], groups 1");
+  /* Written once: a later change of the problem is not seen. */
+  int64_t groups = k.c.groups;
+  k.c.groups = 7;
+  assert_string_equal(aotrun_fb_conv_what_text(&what), text);
+  k.c.groups = groups;
+  free_case(&k);
+}
+
 static void test_cache_bound_and_frees(void **state) {
   (void)state;
   conv_case k;
@@ -964,6 +986,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup(test_execute_variant_pack, each_setup),
       cmocka_unit_test_setup(test_execute_reuses_variant_pack, each_setup),
       cmocka_unit_test_setup(test_stream_set_on_change, each_setup),
+      cmocka_unit_test_setup(test_description_written_once, each_setup),
       cmocka_unit_test_setup(test_cache_bound_and_frees, each_setup),
       cmocka_unit_test_setup(test_keys, each_setup),
   };
