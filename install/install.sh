@@ -99,8 +99,9 @@ ln -sfn ../lib/aotrun/aotrun "$prefix/bin/aotrun"
 sed "s|@PREFIX@|$prefix|" "$src/install/aotrun.pc.in" > "$lib/pkgconfig/aotrun.pc"
 
 echo "installed aotrun into $prefix"
-# libaotrun_shim.so (which every plugin loads) needs the CUDA 13 runtime
-# libraries; say so when the dynamic loader cannot find them by itself.
+# libaotrun_shim.so (which every plugin loads) needs the CUDA 13 runtime,
+# and opens cuBLAS at its first GEMM; say so when the dynamic loader cannot
+# find them by itself.
 for l in libcudart.so.13 libcublas.so.13 libcublasLt.so.13; do
   if ! /sbin/ldconfig -p 2>/dev/null | grep -qF "$l "; then
     echo "note: $l is not in the loader's cache; before running aotrun add" \

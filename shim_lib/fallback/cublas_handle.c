@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/thread_blocks.h"
 
 /* cuBLAS recommends 32 MiB of workspace on Hopper (4 MiB elsewhere). */
@@ -37,13 +38,16 @@ typedef struct thread_blas {
 
 static void destroy_handles(void *p) {
   thread_blas *handles = (thread_blas *)p;
+  /* Handles exist only once cuBLAS was loaded. */
+  const aotrun_fb_cublas_api *blas = aotrun_fb_cublas();
+  if (blas == NULL) return;
   int previous = 0;
   int have_previous = cudaGetDevice(&previous) == cudaSuccess;
   for (int d = 0; d < AOTRUN_FB_MAX_DEVICES; d++) {
     if (handles[d].h == NULL && handles[d].lt == NULL) continue;
     if (cudaSetDevice(d) != cudaSuccess) continue;
-    if (handles[d].h) cublasDestroy(handles[d].h);
-    if (handles[d].lt) cublasLtDestroy(handles[d].lt);
+    if (handles[d].h) blas->cublasDestroy(handles[d].h);
+    if (handles[d].lt) blas->cublasLtDestroy(handles[d].lt);
   }
   if (have_previous) cudaSetDevice(previous);
 }
@@ -56,8 +60,10 @@ static thread_blas *thread_handles(void) {
   return aotrun_fb_thread_block(&g_blas, &tls_blas);
 }
 
-static AOTITorchError thread_handle(const char *op, int32_t device,
-                                    cudaStream_t stream, cublasHandle_t *out) {
+static AOTITorchError thread_handle(const char *op,
+                                    const aotrun_fb_cublas_api *blas,
+                                    int32_t device, cudaStream_t stream,
+                                    cublasHandle_t *out) {
   thread_blas *handles = thread_handles();
   if (handles == NULL)
     return aotrun_shim_fail("%s: out of host memory for the cuBLAS handles",
@@ -69,21 +75,22 @@ static AOTITorchError thread_handle(const char *op, int32_t device,
           "CUDA graph capture (creating the handle allocates device memory); "
           "run the op once on this thread before capturing",
           op, (int)device);
-    cublasStatus_t st = cublasCreate(&handles[device].h);
+    cublasStatus_t st = blas->cublasCreate(&handles[device].h);
     if (st != CUBLAS_STATUS_SUCCESS) {
       handles[device].h = NULL;
       return aotrun_shim_fail("%s: cublasCreate on cuda:%d failed: %s", op,
-                              (int)device, cublasGetStatusString(st));
+                              (int)device, blas->cublasGetStatusString(st));
     }
     /* Full-precision float32 like eager torch (no TF32 tensor-op math). */
-    cublasSetMathMode(handles[device].h, CUBLAS_DEFAULT_MATH);
+    blas->cublasSetMathMode(handles[device].h, CUBLAS_DEFAULT_MATH);
   }
   *out = handles[device].h;
   return AOTI_TORCH_SUCCESS;
 }
 
-static AOTITorchError thread_lt_handle(const char *op, int32_t device,
-                                       cudaStream_t stream,
+static AOTITorchError thread_lt_handle(const char *op,
+                                       const aotrun_fb_cublas_api *blas,
+                                       int32_t device, cudaStream_t stream,
                                        cublasLtHandle_t *out) {
   thread_blas *handles = thread_handles();
   if (handles == NULL)
@@ -96,11 +103,11 @@ static AOTITorchError thread_lt_handle(const char *op, int32_t device,
           "CUDA graph capture (creating the handle allocates device memory); "
           "run the op once on this thread before capturing",
           op, (int)device);
-    cublasStatus_t st = cublasLtCreate(&handles[device].lt);
+    cublasStatus_t st = blas->cublasLtCreate(&handles[device].lt);
     if (st != CUBLAS_STATUS_SUCCESS) {
       handles[device].lt = NULL;
       return aotrun_shim_fail("%s: cublasLtCreate on cuda:%d failed: %s", op,
-                              (int)device, cublasGetStatusString(st));
+                              (int)device, blas->cublasGetStatusString(st));
     }
   }
   *out = handles[device].lt;
@@ -165,21 +172,23 @@ AOTITorchError aotrun_fb_cublas_acquire(const char *op, int32_t device,
   if (device < 0 || device >= AOTRUN_FB_MAX_DEVICES)
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
                             (int)device, AOTRUN_FB_MAX_DEVICES - 1);
+  const aotrun_fb_cublas_api *blas = NULL;
   cublasHandle_t h = NULL;
   void *ws = NULL;
-  AOTITorchError err = thread_handle(op, device, stream, &h);
+  AOTITorchError err = aotrun_fb_cublas_load(op, &blas);
+  if (!err) err = thread_handle(op, blas, device, stream, &h);
   if (!err) err = stream_workspace(op, device, stream, &ws);
   if (err) return err;
   /* cublasSetStream resets the workspace to cuBLAS's own pool, so ours is
    * set again after it on every call. A NULL/0 workspace makes cuBLAS use
    * none (slower algorithms, still no allocation during a capture). */
-  cublasStatus_t st = cublasSetStream(h, stream);
+  cublasStatus_t st = blas->cublasSetStream(h, stream);
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasSetWorkspace(h, ws, ws ? AOTRUN_FB_CUBLAS_WORKSPACE : 0);
+    st = blas->cublasSetWorkspace(h, ws, ws ? AOTRUN_FB_CUBLAS_WORKSPACE : 0);
   if (st != CUBLAS_STATUS_SUCCESS)
     return aotrun_shim_fail(
         "%s: cannot bind the cuBLAS handle to the stream: %s", op,
-        cublasGetStatusString(st));
+        blas->cublasGetStatusString(st));
   *handle = h;
   return AOTI_TORCH_SUCCESS;
 }
@@ -192,8 +201,10 @@ AOTITorchError aotrun_fb_cublaslt_acquire(const char *op, int32_t device,
   if (device < 0 || device >= AOTRUN_FB_MAX_DEVICES)
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
                             (int)device, AOTRUN_FB_MAX_DEVICES - 1);
+  const aotrun_fb_cublas_api *blas = NULL;
   void *ws = NULL;
-  AOTITorchError err = thread_lt_handle(op, device, stream, handle);
+  AOTITorchError err = aotrun_fb_cublas_load(op, &blas);
+  if (!err) err = thread_lt_handle(op, blas, device, stream, handle);
   if (!err) err = stream_workspace(op, device, stream, &ws);
   if (err) return err;
   *workspace = ws;

@@ -6,6 +6,7 @@
 
 #include <cublasLt.h>
 
+#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/gemm_algo_cache.h"
 #include "shim_lib/fallback/kernel_options.h"
@@ -55,6 +56,7 @@ typedef struct lt_call {
   cublasLtMatrixLayout_t la, lb, lc;
   cublasLtMatmulPreference_t pref;
   aotrun_fb_algo_key key;
+  const aotrun_fb_cublas_api *blas; /* loaded by the handle's acquire */
 } lt_call;
 
 #define LT_CHECK(call, what)                                              \
@@ -66,24 +68,27 @@ typedef struct lt_call {
                               g->op, what, (long long)g->m,               \
                               (long long)g->n, (long long)g->k,           \
                               (long long)g->batch,                        \
-                              cublasGetStatusString(st_));                \
+                              blas->cublasGetStatusString(st_));          \
   } while (0)
 
 /* One matrix layout, with the batch when there is one. */
 static AOTITorchError layout(const aotrun_fb_gemm *g,
+                             const aotrun_fb_cublas_api *blas,
                              cublasLtMatrixLayoutOpaque_t *storage,
                              cublasLtMatrixLayout_t *out, cudaDataType_t t,
                              uint64_t rows, uint64_t cols, int64_t ld,
                              int64_t batch_stride, const char *what) {
   *out = storage;
-  LT_CHECK(cublasLtMatrixLayoutInit(*out, t, rows, cols, ld), what);
+  LT_CHECK(blas->cublasLtMatrixLayoutInit_internal(*out, sizeof **out, t,
+                                                   rows, cols, ld),
+           what);
   if (g->batch > 1) {
     int32_t count = (int32_t)g->batch;
-    LT_CHECK(cublasLtMatrixLayoutSetAttribute(
+    LT_CHECK(blas->cublasLtMatrixLayoutSetAttribute(
                  *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
                  sizeof count),
              what);
-    LT_CHECK(cublasLtMatrixLayoutSetAttribute(
+    LT_CHECK(blas->cublasLtMatrixLayoutSetAttribute(
                  *out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                  &batch_stride, sizeof batch_stride),
              what);
@@ -96,34 +101,35 @@ static AOTITorchError describe(const aotrun_fb_gemm *g, lt_call *c,
                                const aotrun_fb_operand *b,
                                const aotrun_fb_matrix *out, int64_t ldc,
                                const void *bias_vec) {
+  const aotrun_fb_cublas_api *blas = c->blas;
   int dbl = g->dtype == AOTRUN_FB_FLOAT64;
   c->desc = &c->desc_s;
   /* Full fp32 accumulation for every float type (no TF32), like eager. */
-  LT_CHECK(cublasLtMatmulDescInit(c->desc,
-                                  dbl ? CUBLAS_COMPUTE_64F
-                                      : CUBLAS_COMPUTE_32F,
-                                  dbl ? CUDA_R_64F : CUDA_R_32F),
+  LT_CHECK(blas->cublasLtMatmulDescInit_internal(
+               c->desc, sizeof *c->desc,
+               dbl ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+               dbl ? CUDA_R_64F : CUDA_R_32F),
            "descriptor");
   cublasOperation_t ta = (cublasOperation_t)b->op;
   cublasOperation_t tb = (cublasOperation_t)a->op;
-  LT_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA,
+  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                           &ta, sizeof ta),
            "TRANSA");
-  LT_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB,
+  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB,
                                           &tb, sizeof tb),
            "TRANSB");
   cublasLtEpilogue_t epi = epilogue_of(g, bias_vec);
-  LT_CHECK(cublasLtMatmulDescSetAttribute(
+  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(
                c->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
            "EPILOGUE");
   if (bias_vec)
-    LT_CHECK(cublasLtMatmulDescSetAttribute(
+    LT_CHECK(blas->cublasLtMatmulDescSetAttribute(
                  c->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_vec,
                  sizeof bias_vec),
              "BIAS_POINTER");
   if (bias_vec && g->batch > 1) {
     int64_t shared = 0; /* every matrix of the batch adds the same row */
-    LT_CHECK(cublasLtMatmulDescSetAttribute(
+    LT_CHECK(blas->cublasLtMatmulDescSetAttribute(
                  c->desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &shared,
                  sizeof shared),
              "BIAS_BATCH_STRIDE");
@@ -135,13 +141,13 @@ static AOTITorchError describe(const aotrun_fb_gemm *g, lt_call *c,
   uint64_t ac = ta == CUBLAS_OP_N ? g->k : g->n;
   uint64_t br = tb == CUBLAS_OP_N ? g->k : g->m;
   uint64_t bc = tb == CUBLAS_OP_N ? g->m : g->k;
-  AOTITorchError err = layout(g, &c->la_s, &c->la, t, ar, ac, b->ld,
+  AOTITorchError err = layout(g, blas, &c->la_s, &c->la, t, ar, ac, b->ld,
                               b->batch_stride, "layout A");
   if (!err)
-    err = layout(g, &c->lb_s, &c->lb, t, br, bc, a->ld, a->batch_stride,
-                 "layout B");
+    err = layout(g, blas, &c->lb_s, &c->lb, t, br, bc, a->ld,
+                 a->batch_stride, "layout B");
   if (!err)
-    err = layout(g, &c->lc_s, &c->lc, aotrun_fb_cuda_type(g->out_dtype),
+    err = layout(g, blas, &c->lc_s, &c->lc, aotrun_fb_cuda_type(g->out_dtype),
                  (uint64_t)g->n, (uint64_t)g->m, ldc, out->batch_stride,
                  "layout C");
   if (err) return err;
@@ -174,10 +180,13 @@ static AOTITorchError describe(const aotrun_fb_gemm *g, lt_call *c,
 
 /* The heuristic's preference: the workspace and the operands' alignment. */
 static AOTITorchError prefer(const aotrun_fb_gemm *g, lt_call *c) {
+  const aotrun_fb_cublas_api *blas = c->blas;
   c->pref = &c->pref_s;
-  LT_CHECK(cublasLtMatmulPreferenceInit(c->pref), "preference");
+  LT_CHECK(blas->cublasLtMatmulPreferenceInit_internal(c->pref,
+                                                       sizeof *c->pref),
+           "preference");
   uint64_t wsb = c->key.workspace_bytes;
-  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+  LT_CHECK(blas->cublasLtMatmulPreferenceSetAttribute(
                c->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
                sizeof wsb),
            "workspace preference");
@@ -191,9 +200,8 @@ static AOTITorchError prefer(const aotrun_fb_gemm *g, lt_call *c) {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, c->key.align_c},
   };
   for (int i = 0; i < 4; i++)
-    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(c->pref, al[i].attr,
-                                                  &al[i].value,
-                                                  sizeof al[i].value),
+    LT_CHECK(blas->cublasLtMatmulPreferenceSetAttribute(
+                 c->pref, al[i].attr, &al[i].value, sizeof al[i].value),
              "alignment preference");
   return AOTI_TORCH_SUCCESS;
 }
@@ -209,11 +217,13 @@ static AOTITorchError choose(const aotrun_fb_gemm *g, cublasLtHandle_t lt,
   }
   AOTITorchError err = prefer(g, c);
   if (err) return err;
+  const aotrun_fb_cublas_api *blas = c->blas;
   cublasLtMatmulHeuristicResult_t heur;
   memset(&heur, 0, sizeof heur);
   int n = 0;
-  LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, c->desc, c->la, c->lb, c->lc,
-                                          c->lc, c->pref, 1, &heur, &n),
+  LT_CHECK(blas->cublasLtMatmulAlgoGetHeuristic(lt, c->desc, c->la, c->lb,
+                                                c->lc, c->lc, c->pref, 1,
+                                                &heur, &n),
            "heuristic query");
   *found = n >= 1;
   if (*found) *algo = heur.algo;
@@ -235,6 +245,8 @@ AOTITorchError aotrun_fb_gemm_lt(const aotrun_fb_gemm *g, cudaStream_t stream,
                                                   &lt, &ws, &ws_bytes);
   if (err) return err;
   lt_call call;
+  const aotrun_fb_cublas_api *blas = aotrun_fb_cublas();
+  call.blas = blas;
   err = describe(g, &call, a, b, c, ldc, bias_vec);
   if (err) return err;
   call.key.workspace_bytes = ws_bytes;
@@ -254,9 +266,10 @@ AOTITorchError aotrun_fb_gemm_lt(const aotrun_fb_gemm *g, cudaStream_t stream,
   float alpha_f = (float)g->alpha, beta_f = (float)beta;
   const void *alpha = dbl ? (const void *)&g->alpha : (const void *)&alpha_f;
   const void *betap = dbl ? (const void *)&beta : (const void *)&beta_f;
-  LT_CHECK(cublasLtMatmul(lt, call.desc, alpha, b->data, call.la, a->data,
-                          call.lb, betap, c->data, call.lc, c->data, call.lc,
-                          &algo, ws, ws_bytes, stream),
+  LT_CHECK(blas->cublasLtMatmul(lt, call.desc, alpha, b->data, call.la,
+                                a->data, call.lb, betap, c->data, call.lc,
+                                c->data, call.lc, &algo, ws, ws_bytes,
+                                stream),
            "matmul");
   *ran = 1;
   return AOTI_TORCH_SUCCESS;

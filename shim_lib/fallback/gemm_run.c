@@ -19,6 +19,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/fallback_kernels.h"
 #include "shim_lib/fallback/fallback_temp.h"
@@ -171,13 +172,17 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
   const void *betap = dbl ? (const void *)&beta : (const void *)&beta_f;
   /* Full fp32 accumulation for every float type (no TF32), like eager. */
   cublasComputeType_t ct = dbl ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  /* Loaded by the handle's acquire (cublas_api.h). */
+  const aotrun_fb_cublas_api *blas = aotrun_fb_cublas();
   cublasStatus_t st;
   if (g->batch == 1)
-    st = cublasGemmEx_64(h, (cublasOperation_t)b->op, (cublasOperation_t)a->op, g->n, g->m, g->k, alpha, b->data, t,
-                         b->ld, a->data, t, a->ld, betap, c->data, tc, ldc, ct,
-                         CUBLAS_GEMM_DEFAULT);
+    st = blas->cublasGemmEx_64(h, (cublasOperation_t)b->op,
+                               (cublasOperation_t)a->op, g->n, g->m, g->k,
+                               alpha, b->data, t, b->ld, a->data, t, a->ld,
+                               betap, c->data, tc, ldc, ct,
+                               CUBLAS_GEMM_DEFAULT);
   else
-    st = cublasGemmStridedBatchedEx_64(
+    st = blas->cublasGemmStridedBatchedEx_64(
         h, (cublasOperation_t)b->op, (cublasOperation_t)a->op, g->n, g->m,
         g->k, alpha, b->data, t, b->ld,
         b->batch_stride, a->data, t, a->ld, a->batch_stride, betap, c->data, tc,
@@ -186,7 +191,7 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
     return aotrun_shim_fail(
         "%s: cuBLAS GEMM failed (m=%lld n=%lld k=%lld batch=%lld): %s", g->op,
         (long long)g->m, (long long)g->n, (long long)g->k,
-        (long long)g->batch, cublasGetStatusString(st));
+        (long long)g->batch, blas->cublasGetStatusString(st));
   return AOTI_TORCH_SUCCESS;
 }
 
