@@ -112,11 +112,11 @@ static AOTITorchError describe(const aotrun_fb_gemm *g, lt_call *c,
            "descriptor");
   cublasOperation_t ta = (cublasOperation_t)b->op;
   cublasOperation_t tb = (cublasOperation_t)a->op;
-  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                          &ta, sizeof ta),
+  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(
+               c->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
            "TRANSA");
-  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                          &tb, sizeof tb),
+  LT_CHECK(blas->cublasLtMatmulDescSetAttribute(
+               c->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
            "TRANSB");
   cublasLtEpilogue_t epi = epilogue_of(g, bias_vec);
   LT_CHECK(blas->cublasLtMatmulDescSetAttribute(
@@ -147,9 +147,9 @@ static AOTITorchError describe(const aotrun_fb_gemm *g, lt_call *c,
     err = layout(g, blas, &c->lb_s, &c->lb, t, br, bc, a->ld,
                  a->batch_stride, "layout B");
   if (!err)
-    err = layout(g, blas, &c->lc_s, &c->lc, aotrun_fb_cuda_type(g->out_dtype),
-                 (uint64_t)g->n, (uint64_t)g->m, ldc, out->batch_stride,
-                 "layout C");
+    err = layout(g, blas, &c->lc_s, &c->lc,
+                 aotrun_fb_cuda_type(g->out_dtype), (uint64_t)g->n,
+                 (uint64_t)g->m, ldc, out->batch_stride, "layout C");
   if (err) return err;
   aotrun_fb_algo_key *k = &c->key;
   memset(k, 0, sizeof *k);
