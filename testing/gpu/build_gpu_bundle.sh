@@ -72,9 +72,12 @@ done
 # 64 MiB at most. testing/gpu/unpack_bundle.sh restores them on the GPU.
 find .gpu -type f -size +4M -print0 | xargs -0 -r -n1 -P2 xz -6 -f
 du -sh .gpu
-# The call profiler (testing/gpu/profile/call_profile.c), an LD_PRELOAD tool.
+# The call profiler (testing/gpu/profile/call_profile.c), an LD_PRELOAD tool;
+# it needs cuBLAS (the shim opens it through the profiler: profile_case.sh).
 gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I. -I/usr/local/cuda/include \
-  testing/gpu/profile/call_profile.c -ldl -o .gpu/lib/libcall_profile.so
+  testing/gpu/profile/call_profile.c -ldl -L/usr/local/cuda/lib64 \
+  -Wl,--no-as-needed -lcublasLt -lcublas -Wl,--as-needed \
+  -o .gpu/lib/libcall_profile.so
 # The crash reporter (testing/gpu/profile/crash_backtrace.c): native frames
 # of a process that dies where no gdb is (probe_torch_runner.py).
 gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC \

@@ -19,6 +19,11 @@
  * call and names the last such caller. Shim functions are caught only
  * where a model library calls them (through the global scope); calls
  * inside the shim are not.
+ * The shim opens cuBLAS with dlopen and calls what dlsym gives it, which
+ * a preload does not interpose: name this library as the cuBLAS to open
+ * (AOTRUN_CUBLAS_LIBRARY and AOTRUN_CUBLASLT_LIBRARY, as profile_case.sh
+ * does). It links both cuBLAS libraries, so a lookup in it finds its
+ * wrapper for a function wrapped here and the real function for the rest.
  * A development tool: built by testing/gpu/build_gpu_bundle.sh (and by
  * Bazel for its CPU test, test_call_profile.sh), not linked into anything.
  */

@@ -13,6 +13,9 @@
 # model folder's inputs/in0.npy, in1.npy, ...
 set -uo pipefail
 B=$1; S=$2; C=$3; N=${4:-3000}
+# The shim opens cuBLAS with dlopen: through the profiler, which links it
+# and wraps some of its functions (call_profile.c).
+export AOTRUN_CUBLAS_LIBRARY=$B/lib/libcall_profile.so AOTRUN_CUBLASLT_LIBRARY=$B/lib/libcall_profile.so
 prog=$S/$C
 if [ -f "$prog/case.json" ]; then
   inputs=$(python3 -c 'import json,sys; print(" ".join("--input " + sys.argv[1] + "/" + p for p in json.load(open(sys.argv[1] + "/case.json"))["methods"]["forward"]["inputs"]))' "$prog")

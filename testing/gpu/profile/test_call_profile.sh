@@ -44,4 +44,12 @@ refute "call_profile: slow:" probe
 refute "call_profile: slow:" probe AOTRUN_PROFILE_SLOW_US=1000000000
 refute "call_profile: slow:" probe AOTRUN_PROFILE_SLOW_US=
 expect 0 "calls/x" probe AOTRUN_PROFILE_CALLS=3
+# Named as the cuBLAS to open (profile_case.sh), the profiler gives its
+# wrapper of a function it wraps and cuBLAS's own of the others.
+expect 0 "probe: cublasLtMatmul from libcall_profile.so" \
+  probe AOTRUN_CUBLASLT_LIBRARY="$PROFILER"
+expect 0 "probe: cublasCreate_v2 from libcublas.so.13" \
+  probe AOTRUN_CUBLASLT_LIBRARY="$PROFILER"
+expect 0 "probe: cublasLtMatmulDescInit_internal from libcublasLt.so.13" \
+  probe AOTRUN_CUBLASLT_LIBRARY="$PROFILER"
 finish "call profile"
