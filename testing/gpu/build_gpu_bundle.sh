@@ -78,6 +78,11 @@ gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I. -I/usr/local/cuda/inclu
   testing/gpu/profile/call_profile.c -ldl -L/usr/local/cuda/lib64 \
   -Wl,--no-as-needed -lcublasLt -lcublas -Wl,--as-needed \
   -o .gpu/lib/libcall_profile.so
+# Its cuDNN half (profile_case.sh names it as the cuDNN the shim opens).
+gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I. -I/usr/local/cuda/include \
+  -DCALL_PROFILE_CUDNN testing/gpu/profile/call_profile.c -ldl \
+  -L/usr/local/cuda/lib -L/usr/local/cuda/lib64 -Wl,--no-as-needed -l:libcudnn.so.9 \
+  -Wl,--as-needed -o .gpu/lib/libcall_profile_cudnn.so
 # The crash reporter (testing/gpu/profile/crash_backtrace.c): native frames
 # of a process that dies where no gdb is (probe_torch_runner.py).
 gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC \

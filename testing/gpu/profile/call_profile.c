@@ -24,6 +24,11 @@
  * (AOTRUN_CUBLAS_LIBRARY and AOTRUN_CUBLASLT_LIBRARY, as profile_case.sh
  * does). It links both cuBLAS libraries, so a lookup in it finds its
  * wrapper for a function wrapped here and the real function for the rest.
+ * Built with -DCALL_PROFILE_CUDNN it is libcall_profile_cudnn.so, the same
+ * for cuDNN (which the shim also opens itself): it links libcudnn.so.9,
+ * wraps the calls of a convolution's steady path, and is named as the
+ * cuDNN to open (AOTRUN_CUDNN_LIBRARY, not preloaded); its table follows
+ * the main one at exit.
  * A development tool: built by testing/gpu/build_gpu_bundle.sh (and by
  * Bazel for its CPU test, test_call_profile.sh), not linked into anything.
  */
@@ -42,15 +47,24 @@
 
 #include "shim_lib/aotrun_shim.h"
 
+#ifdef CALL_PROFILE_CUDNN
+#include <cudnn.h>
+#define CALL_PROFILE_LIST "testing/gpu/profile/call_profile_cudnn_list.h"
+#define CALL_PROFILE_TITLE "call_profile_cudnn:"
+#else
+#define CALL_PROFILE_LIST "testing/gpu/profile/call_profile_list.h"
+#define CALL_PROFILE_TITLE "call_profile:"
+#endif
+
 enum {
 #define F(name) P_##name,
-#include "testing/gpu/profile/call_profile_list.h"
+#include CALL_PROFILE_LIST
 #undef F
   P_COUNT
 };
 static const char *const kNames[P_COUNT] = {
 #define F(name) #name,
-#include "testing/gpu/profile/call_profile_list.h"
+#include CALL_PROFILE_LIST
 #undef F
 };
 static unsigned long long g_calls[P_COUNT];
@@ -74,7 +88,8 @@ static double now_ns(void) {
 /* The libraries that define what is wrapped. A plugin is dlopen'ed
  * RTLD_LOCAL, so its libcudart (and the shim, cuBLAS) are not in the global
  * scope RTLD_NEXT searches: look them up by name, already loaded. */
-static const char *const kLibs[] = {"libcudart.so.13", "libcuda.so.1",
+static const char *const kLibs[] = {"libcudnn.so.9", "libcudnn_graph.so.9",
+                                    "libcudart.so.13", "libcuda.so.1",
                                     "libcublasLt.so.13", "libcublas.so.13",
                                     "libaotrun_shim.so"};
 
@@ -152,6 +167,22 @@ static void note_call(int i, double t0, double dt) {
     return r_;                                             \
   }
 
+#ifdef CALL_PROFILE_CUDNN
+/* A convolution's steady path (shim_lib/fallback/conv_graph_run.c). */
+WRAP(cudnnStatus_t, cudnnSetStream, (cudnnHandle_t h, cudaStream_t s), (h, s))
+WRAP(cudnnStatus_t, cudnnBackendCreateDescriptor,
+     (cudnnBackendDescriptorType_t t, cudnnBackendDescriptor_t *d), (t, d))
+WRAP(cudnnStatus_t, cudnnBackendSetAttribute,
+     (cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t n,
+      cudnnBackendAttributeType_t t, int64_t c, const void *v),
+     (d, n, t, c, v))
+WRAP(cudnnStatus_t, cudnnBackendFinalize, (cudnnBackendDescriptor_t d), (d))
+WRAP(cudnnStatus_t, cudnnBackendDestroyDescriptor,
+     (cudnnBackendDescriptor_t d), (d))
+WRAP(cudnnStatus_t, cudnnBackendExecute,
+     (cudnnHandle_t h, cudnnBackendDescriptor_t p, cudnnBackendDescriptor_t v),
+     (h, p, v))
+#else
 WRAP(cudaError_t, cudaMallocAsync, (void **p, size_t n, cudaStream_t s), (p, n, s))
 WRAP(cudaError_t, cudaFreeAsync, (void *p, cudaStream_t s), (p, s))
 WRAP(cudaError_t, cudaMalloc, (void **p, size_t n), (p, n))
@@ -233,10 +264,12 @@ WRAP(AOTITorchError, aoti_torch_delete_cuda_stream_guard,
 WRAP(AOTITorchError, aoti_torch_get_current_cuda_stream,
      (int32_t d, void **s), (d, s))
 
+#endif /* CALL_PROFILE_CUDNN */
+
 __attribute__((destructor)) static void report(void) {
   const char *c = getenv("AOTRUN_PROFILE_CALLS");
   double per = c != NULL && atof(c) > 0 ? atof(c) : 1;
-  fprintf(stderr, "call_profile: %-36s %10s %12s %9s %9s %10s %11s  %s\n",
+  fprintf(stderr, CALL_PROFILE_TITLE " %-36s %10s %12s %9s %9s %10s %11s  %s\n",
           "function", "calls", "total us", "calls/x", "us/x", "max us",
           "self us/x", "inside");
   for (int i = 0; i < P_COUNT; i++) {
@@ -246,7 +279,8 @@ __attribute__((destructor)) static void report(void) {
       snprintf(inside, sizeof inside, "%llu, in %s", g_inside[i],
                kNames[g_outer[i]]);
     fprintf(stderr,
-            "call_profile: %-36s %10llu %12.1f %9.2f %9.3f %10.1f %11.3f  %s\n",
+            CALL_PROFILE_TITLE
+            " %-36s %10llu %12.1f %9.2f %9.3f %10.1f %11.3f  %s\n",
             kNames[i], g_calls[i], g_ns[i] / 1e3, g_calls[i] / per,
             g_ns[i] / 1e3 / per, g_max_ns[i] / 1e3, g_self_ns[i] / 1e3 / per,
             inside);

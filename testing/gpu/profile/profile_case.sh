@@ -13,9 +13,13 @@
 # model folder's inputs/in0.npy, in1.npy, ...
 set -uo pipefail
 B=$1; S=$2; C=$3; N=${4:-3000}
-# The shim opens cuBLAS with dlopen: through the profiler, which links it
-# and wraps some of its functions (call_profile.c).
+# The shim opens cuBLAS and cuDNN with dlopen: through the profilers, which
+# link them and wrap some of their functions (call_profile.c). cuDNN comes
+# from torch's wheel.
 export AOTRUN_CUBLAS_LIBRARY=$B/lib/libcall_profile.so AOTRUN_CUBLASLT_LIBRARY=$B/lib/libcall_profile.so
+export AOTRUN_CUDNN_LIBRARY=$B/lib/libcall_profile_cudnn.so
+CUDNN_LIB=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null || true)
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64${CUDNN_LIB:+:$CUDNN_LIB}
 prog=$S/$C
 if [ -f "$prog/case.json" ]; then
   inputs=$(python3 -c 'import json,sys; print(" ".join("--input " + sys.argv[1] + "/" + p for p in json.load(open(sys.argv[1] + "/case.json"))["methods"]["forward"]["inputs"]))' "$prog")

@@ -4,8 +4,9 @@
 # AOTRUN_PROFILE_SLOW_US prints each call at least that slow, numbered,
 # and none above the threshold.
 # usage: test_call_profile.sh LIBCALL_PROFILE.so CALL_PROFILE_PROBE
+#          LIBCALL_PROFILE_CUDNN.so
 set -u
-PROFILER=$(realpath "$1") PROBE=$2
+PROFILER=$(realpath "$1") PROBE=$2 PROFILER_CUDNN=$(realpath "$3")
 source "$(dirname "$0")/../../host/cli_checks.sh"
 
 # Under --config=asan the preloaded profiler comes before ASan's runtime,
@@ -52,4 +53,13 @@ expect 0 "probe: cublasCreate_v2 from libcublas.so.13" \
   probe AOTRUN_CUBLASLT_LIBRARY="$PROFILER"
 expect 0 "probe: cublasLtMatmulDescInit_internal from libcublasLt.so.13" \
   probe AOTRUN_CUBLASLT_LIBRARY="$PROFILER"
+# Named as the cuDNN to open, the cuDNN profiler (linked here to the fake
+# cuDNN) gives its wrapper of cudnnBackendExecute, the library's own of
+# the rest, and counts the call in its own table.
+expect 0 "probe: cudnnBackendExecute from libcall_profile_cudnn.so" \
+  probe AOTRUN_CUDNN_LIBRARY="$PROFILER_CUDNN"
+expect 0 "probe: cudnnGetVersion from libfake_cudnn.so" \
+  probe AOTRUN_CUDNN_LIBRARY="$PROFILER_CUDNN"
+expect 0 "call_profile_cudnn: cudnnBackendExecute                           1 " \
+  probe AOTRUN_CUDNN_LIBRARY="$PROFILER_CUDNN"
 finish "call profile"
