@@ -212,28 +212,29 @@ class Method:
 
     # -- introspection --
 
+    def _declared(self, kind, i):
+        """The manifest's entry of input/output i ({} if none)."""
+        declared = self._manifest.get(kind) or []
+        return declared[i] if i < len(declared) and \
+            isinstance(declared[i], dict) else {}
+
     def _declared_shape(self, kind, i):
         """The manifest's shape list of input/output i ([] if none)."""
-        declared = self._manifest.get(kind) or []
-        m = declared[i] if i < len(declared) and \
-            isinstance(declared[i], dict) else {}
+        m = self._declared(kind, i)
         return m.get("shape") if isinstance(m.get("shape"), list) else []
 
     def _io_infos(self, kind):
         h = self._host
         n = c_size_t(0)
         h.check(h.lib.aotrun_host_method_num_io(self._handle, kind, byref(n)))
-        declared = self._manifest.get("inputs" if kind == _lib.IO_INPUT
-                                      else "outputs") or []
+        key = "inputs" if kind == _lib.IO_INPUT else "outputs"
         out = []
         for i in range(n.value):
             info = _lib.IoInfo()
             h.check(h.lib.aotrun_host_method_io_info(self._handle, kind, i,
                                                      byref(info)))
-            m = declared[i] if i < len(declared) and \
-                isinstance(declared[i], dict) else {}
-            mshape = m.get("shape") if isinstance(m.get("shape"), list) \
-                else []
+            m = self._declared(key, i)
+            mshape = self._declared_shape(key, i)
             shape = []
             for d in range(info.ndim):
                 v = info.shape[d]

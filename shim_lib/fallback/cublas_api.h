@@ -57,8 +57,9 @@ typedef struct aotrun_fb_cublas_api {
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cublas_load(
     const char *op, const aotrun_fb_cublas_api **api);
 
-/* The table once loaded (NULL before): for code that runs only after a
- * handle was acquired (cublas_handle.h), which loaded it. */
+/* The table once loaded (NULL before): for destroying handles, which
+ * exist only once it was. GEMMs get it from their handle's acquire
+ * (cublas_handle.h). */
 AOTRUN_FB_HIDDEN const aotrun_fb_cublas_api *aotrun_fb_cublas(void);
 
 #endif /* AOTRUN_FALLBACK_CUBLAS_API_H */

@@ -7,7 +7,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/thread_blocks.h"
 
 /* cuBLAS recommends 32 MiB of workspace on Hopper (4 MiB elsewhere). */
@@ -168,6 +167,7 @@ static AOTITorchError stream_workspace(const char *op, int32_t device,
 
 AOTITorchError aotrun_fb_cublas_acquire(const char *op, int32_t device,
                                         cudaStream_t stream,
+                                        const aotrun_fb_cublas_api **api,
                                         cublasHandle_t *handle) {
   if (device < 0 || device >= AOTRUN_FB_MAX_DEVICES)
     return aotrun_shim_fail("%s: device index %d is outside 0..%d", op,
@@ -189,12 +189,14 @@ AOTITorchError aotrun_fb_cublas_acquire(const char *op, int32_t device,
     return aotrun_shim_fail(
         "%s: cannot bind the cuBLAS handle to the stream: %s", op,
         blas->cublasGetStatusString(st));
+  *api = blas;
   *handle = h;
   return AOTI_TORCH_SUCCESS;
 }
 
 AOTITorchError aotrun_fb_cublaslt_acquire(const char *op, int32_t device,
                                           cudaStream_t stream,
+                                          const aotrun_fb_cublas_api **api,
                                           cublasLtHandle_t *handle,
                                           void **workspace,
                                           size_t *workspace_bytes) {
@@ -207,6 +209,7 @@ AOTITorchError aotrun_fb_cublaslt_acquire(const char *op, int32_t device,
   if (!err) err = thread_lt_handle(op, blas, device, stream, handle);
   if (!err) err = stream_workspace(op, device, stream, &ws);
   if (err) return err;
+  *api = blas;
   *workspace = ws;
   *workspace_bytes = ws ? AOTRUN_FB_CUBLAS_WORKSPACE : 0;
   return AOTI_TORCH_SUCCESS;

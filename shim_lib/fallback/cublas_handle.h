@@ -21,20 +21,24 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/fallback_tensor.h"
 
 /* Returns the calling thread's handle for `device` (which must be the
- * current CUDA device), bound to `stream` and to its workspace. */
+ * current CUDA device), bound to `stream` and to its workspace, and the
+ * cuBLAS functions to call it with (loaded at the first acquire,
+ * cublas_api.h). */
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cublas_acquire(
     const char *op, int32_t device, cudaStream_t stream,
-    cublasHandle_t *handle);
+    const aotrun_fb_cublas_api **blas, cublasHandle_t *handle);
 
 /* The calling thread's cuBLASLt handle for `device` and the workspace of
  * (device, stream) (shared with the cuBLAS handle: work on one stream runs
  * in order). *workspace may be NULL (then *workspace_bytes is 0). */
 AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_cublaslt_acquire(
     const char *op, int32_t device, cudaStream_t stream,
-    cublasLtHandle_t *handle, void **workspace, size_t *workspace_bytes);
+    const aotrun_fb_cublas_api **blas, cublasLtHandle_t *handle,
+    void **workspace, size_t *workspace_bytes);
 
 /* Device switching for the duration of one op: makes `device` current and
  * remembers the previous one. */

@@ -6,7 +6,6 @@
 
 #include <cublasLt.h>
 
-#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/gemm_algo_cache.h"
 #include "shim_lib/fallback/kernel_options.h"
@@ -56,7 +55,7 @@ typedef struct lt_call {
   cublasLtMatrixLayout_t la, lb, lc;
   cublasLtMatmulPreference_t pref;
   aotrun_fb_algo_key key;
-  const aotrun_fb_cublas_api *blas; /* loaded by the handle's acquire */
+  const aotrun_fb_cublas_api *blas; /* from the handle's acquire */
 } lt_call;
 
 #define LT_CHECK(call, what)                                              \
@@ -238,14 +237,14 @@ AOTITorchError aotrun_fb_gemm_lt(const aotrun_fb_gemm *g, cudaStream_t stream,
                                  double beta, const void *bias_vec,
                                  int may_fall_back, int *ran) {
   *ran = 0;
+  const aotrun_fb_cublas_api *blas = NULL;
   cublasLtHandle_t lt = NULL;
   void *ws = NULL;
   size_t ws_bytes = 0;
   AOTITorchError err = aotrun_fb_cublaslt_acquire(g->op, g->device, stream,
-                                                  &lt, &ws, &ws_bytes);
+                                                  &blas, &lt, &ws, &ws_bytes);
   if (err) return err;
   lt_call call;
-  const aotrun_fb_cublas_api *blas = aotrun_fb_cublas();
   call.blas = blas;
   err = describe(g, &call, a, b, c, ldc, bias_vec);
   if (err) return err;

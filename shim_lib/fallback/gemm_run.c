@@ -19,7 +19,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "shim_lib/fallback/cublas_api.h"
 #include "shim_lib/fallback/cublas_handle.h"
 #include "shim_lib/fallback/fallback_kernels.h"
 #include "shim_lib/fallback/fallback_temp.h"
@@ -160,7 +159,9 @@ static AOTITorchError copy_matrix(const aotrun_fb_gemm *g,
 }
 
 /* Column-major C^T (n x m) = op(B)^T-ish (n x k) * op(A) (k x m). */
-static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
+static AOTITorchError call_cublas(const aotrun_fb_gemm *g,
+                                  const aotrun_fb_cublas_api *blas,
+                                  cublasHandle_t h,
                                   const operand *a, const operand *b,
                                   const aotrun_fb_matrix *c, int64_t ldc,
                                   double beta) {
@@ -172,8 +173,6 @@ static AOTITorchError call_cublas(const aotrun_fb_gemm *g, cublasHandle_t h,
   const void *betap = dbl ? (const void *)&beta : (const void *)&beta_f;
   /* Full fp32 accumulation for every float type (no TF32), like eager. */
   cublasComputeType_t ct = dbl ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-  /* Loaded by the handle's acquire (cublas_api.h). */
-  const aotrun_fb_cublas_api *blas = aotrun_fb_cublas();
   cublasStatus_t st;
   if (g->batch == 1)
     st = blas->cublasGemmEx_64(h, (cublasOperation_t)b->op,
@@ -254,9 +253,11 @@ static AOTITorchError plain_gemm(const aotrun_fb_gemm *g,
                                  const operand *a, const operand *b,
                                  const aotrun_fb_matrix *target, int64_t ldc,
                                  double beta) {
+  const aotrun_fb_cublas_api *blas = NULL;
   cublasHandle_t h = NULL;
-  AOTITorchError err = aotrun_fb_cublas_acquire(g->op, g->device, stream, &h);
-  if (!err) err = call_cublas(p, h, a, b, target, ldc, beta);
+  AOTITorchError err =
+      aotrun_fb_cublas_acquire(g->op, g->device, stream, &blas, &h);
+  if (!err) err = call_cublas(p, blas, h, a, b, target, ldc, beta);
   return err;
 }
 
