@@ -87,3 +87,8 @@ gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I. -I/usr/local/cuda/inclu
 # of a process that dies where no gdb is (probe_torch_runner.py).
 gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC \
   testing/gpu/profile/crash_backtrace.c -ldl -o .gpu/lib/libcrash_backtrace.so
+# The graph tracer (testing/gpu/profile/graph_trace.c): a process's CUDA
+# graph calls in order, each graph as DOT (graph_sanitize_probe.py).
+gcc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I/usr/local/cuda/include \
+  testing/gpu/profile/graph_trace.c -ldl -L/usr/local/cuda/lib64 -lcudart \
+  -o .gpu/lib/libgraph_trace.so

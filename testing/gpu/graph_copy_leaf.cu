@@ -16,10 +16,15 @@
 // re-points them (--repoint-always: every replay). --pool takes the
 // graph's own buffers (the static input, the kernel's output) from the
 // stream-ordered pool (cudaMallocAsync), as aotrun's allocator does,
-// instead of cudaMalloc.
+// instead of cudaMalloc. --alloc-in-capture allocates the kernel's output
+// with cudaMalloc after the capture began (relaxed mode allows it), as
+// aotrun's graph pool took its first chunk until 2026-12-08: the one
+// difference the graph trace of a crashing aotrun run showed
+// (testing/gpu/profile/graph_trace.c).
 //
 //   graph_copy_leaf [--input-node] [--kernel-leaf] [--realloc]
-//                   [--repoint-always] [--pool] [--replays N] [--n FLOATS]
+//                   [--repoint-always] [--pool] [--alloc-in-capture]
+//                   [--replays N] [--n FLOATS]
 //
 // Prints one line per step; exit 0 when every value is right, 1 on a wrong
 // value or bad arguments, 2 when CUDA fails (no device: the message says).
@@ -41,7 +46,7 @@ __global__ void bump(unsigned *count) { *count += 1u; }
 
 struct Opts {
   bool input_node = false, kernel_leaf = false, realloc = false,
-       repoint_always = false, pool = false;
+       repoint_always = false, pool = false, alloc_in_capture = false;
   int replays = 3, n = 1024;
 };
 
@@ -67,6 +72,8 @@ int parse(int argc, char **argv, Opts *o) {
       o->realloc = true;
     } else if (!std::strcmp(a, "--repoint-always")) {
       o->repoint_always = true;
+    } else if (!std::strcmp(a, "--alloc-in-capture")) {
+      o->alloc_in_capture = true;
     } else if (!std::strcmp(a, "--pool")) {
       o->pool = true;
     } else if ((!std::strcmp(a, "--replays") || !std::strcmp(a, "--n")) &&
@@ -81,7 +88,8 @@ int parse(int argc, char **argv, Opts *o) {
       (a[2] == 'r' ? o->replays : o->n) = (int)v;
     } else if (!std::strcmp(a, "--help")) {
       std::printf("usage: graph_copy_leaf [--input-node] [--kernel-leaf] "
-                  "[--realloc] [--repoint-always] [--pool] [--replays N] "
+                  "[--realloc] [--repoint-always] [--pool] [--alloc-in-capture] "
+                  "[--replays N] "
                   "[--n FLOATS]\n");
       std::exit(0);
     } else {
@@ -164,13 +172,14 @@ int run(const Opts &o) {
   float *caller_in, *static_in, *pool_out, *dst1, *dst2;
   unsigned *count;
   TRY(cudaMalloc(&caller_in, bytes));
+  pool_out = nullptr;
   if (o.pool) {  // stream-ordered pool memory, ready before the capture
     TRY(cudaMallocAsync(&static_in, bytes, s));
-    TRY(cudaMallocAsync(&pool_out, bytes, s));
+    if (!o.alloc_in_capture) TRY(cudaMallocAsync(&pool_out, bytes, s));
     TRY(cudaStreamSynchronize(s));
   } else {
     TRY(cudaMalloc(&static_in, bytes));
-    TRY(cudaMalloc(&pool_out, bytes));
+    if (!o.alloc_in_capture) TRY(cudaMalloc(&pool_out, bytes));
   }
   TRY(cudaMalloc(&dst1, bytes));
   TRY(cudaMalloc(&dst2, bytes));
@@ -180,6 +189,7 @@ int run(const Opts &o) {
   // The model, recorded as aotrun records it.
   cudaGraph_t g;
   TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+  if (o.alloc_in_capture) TRY(cudaMalloc(&pool_out, bytes));
   add_one<<<(o.n + 255) / 256, 256, 0, s>>>(pool_out, static_in, o.n);
   TRY(cudaGetLastError());
   TRY(cudaStreamEndCapture(s, &g));
@@ -215,9 +225,11 @@ int run(const Opts &o) {
   }
   cudaGraphExec_t x;
   TRY(cudaGraphInstantiate(&x, g, 0));
-  std::printf("graph: kernel%s, output memcpy node%s\n",
+  std::printf("graph: kernel%s, output memcpy node%s%s\n",
               o.input_node ? ", input memcpy node" : "",
-              o.kernel_leaf ? ", kernel node last" : "");
+              o.kernel_leaf ? ", kernel node last" : "",
+              o.alloc_in_capture ? ", its output allocated in the capture"
+                                 : "");
   TRY(cudaGraphLaunch(x, s));
   TRY(cudaStreamSynchronize(s));
   if (check("first launch", dst1, in, s)) return 1;
@@ -243,12 +255,13 @@ int run(const Opts &o) {
   TRY(cudaGraphDestroy(g));
   if (o.pool) {
     TRY(cudaFreeAsync(static_in, s));
-    TRY(cudaFreeAsync(pool_out, s));
+    if (!o.alloc_in_capture) TRY(cudaFreeAsync(pool_out, s));
     TRY(cudaStreamSynchronize(s));
   } else {
     TRY(cudaFree(static_in));
-    TRY(cudaFree(pool_out));
+    if (!o.alloc_in_capture) TRY(cudaFree(pool_out));
   }
+  if (o.alloc_in_capture) TRY(cudaFree(pool_out));
   for (void *p : {(void *)caller_in, (void *)dst1, (void *)dst2,
                   (void *)count})
     TRY(cudaFree(p));

@@ -29,4 +29,13 @@ elif [[ $rc -ne 0 ]] || ! grep -qx "all ok" <<<"$out" ||
      [[ $(grep -c "^realloc: " <<<"$out") -ne 2 ]]; then
   fail "GPU run with --realloc (rc $rc): $out"
 fi
+# --alloc-in-capture: the kernel's output allocated inside the capture.
+out=$("$G" --input-node --alloc-in-capture --replays 2 2>&1); rc=$?
+checks=$((checks + 1))
+if [[ $rc -eq 2 ]]; then
+  grep -qE "^error: .+ failed: " <<<"$out" || fail "no-GPU message: $out"
+elif [[ $rc -ne 0 ]] || ! grep -qx "all ok" <<<"$out" ||
+     ! grep -q "its output allocated in the capture" <<<"$out"; then
+  fail "GPU run with --alloc-in-capture (rc $rc): $out"
+fi
 finish "graph_copy_leaf"
