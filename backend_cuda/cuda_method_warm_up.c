@@ -94,6 +94,15 @@ static void capture_words(const aotrun_method *m, const aotrun_warm_up_result *r
   }
 }
 
+/* Whether init tries to capture the graph: the option set on, or left at
+ * its default (on) for a method whose graph is enabled; a method without
+ * graphs is not told about it. */
+static int capture_asked(const aotrun_method *m) {
+  if (m->opts.graph_capture_at_init == 1) return 1;
+  return m->opts.graph_capture_at_init != 0 &&
+         aotrun_graph_state_phase(m->graph) == AOTRUN_GRAPH_WARMUP;
+}
+
 /* Option warm_up_run: the model's own lazy work done by runs on zeroed
  * inputs (cuda_warm_up_run.h). Neither a refusal nor a failure fails the
  * init: the first call then does that work, as without the option. */
@@ -102,17 +111,16 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
   if (!m->opts.warm_up_run) return;
   aotrun_warm_up_result r;
   char line[2400], runs[1400], graph[600] = "", why[400];
-  const char *refused = m->opts.graph_capture_at_init
-                            ? no_capture_at_init(m, why, sizeof why)
-                            : NULL;
+  int asked = capture_asked(m);
+  const char *refused = asked ? no_capture_at_init(m, why, sizeof why) : NULL;
   aotrun_warm_up_caller graph_caller = {warm_up_graph_call,
                                         warm_up_graph_more, m};
-  int capture = m->opts.graph_capture_at_init && refused == NULL;
+  int capture = asked && refused == NULL;
   int bad = aotrun_cuda_warm_up_run(m->runner, manifest, size, method,
                                     m->device,
                                     aotrun_cuda_stream_handle(m->stream),
                                     capture ? &graph_caller : NULL, &r);
-  if (m->opts.graph_capture_at_init && !(bad && r.refused))
+  if (asked && !(bad && r.refused))
     capture_words(m, &r, refused, graph, sizeof graph);
   char failed_call[40] = "";
   if (r.caller_path && r.caller_failed)
@@ -145,8 +153,9 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
              method, r.ms, runs);
   int failed = (bad && !r.refused) || (!bad && r.why[0] != '\0') ||
                (!bad && r.caller_failed);
-  /* Asked for a capture at init and not given one: said at info. */
-  int uncaptured = m->opts.graph_capture_at_init &&
+  /* Set to capture at init and not given one: said at info (by default,
+   * at debug: a dynamic graph captured at a caller's call is no news). */
+  int uncaptured = m->opts.graph_capture_at_init == 1 &&
                    aotrun_graph_state_phase(m->graph) != AOTRUN_GRAPH_REPLAY;
   aotrun_cuda_method_log(m, failed ? AOTRUN_LOG_WARNING
              : bad || uncaptured ? AOTRUN_LOG_INFO : AOTRUN_LOG_DEBUG, line);

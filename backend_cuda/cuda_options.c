@@ -90,6 +90,10 @@ void aotrun_cuda_options_default(aotrun_cuda_options *o) {
    * (H200, 2026-12-07; docs/benchmarks.md, docs/gpu-results.md). */
   o->graph_output_nodes = 1;
   o->output_placement = -1;
+  /* A graph method's capture at init: its first call a replay, no call
+   * paying the capture (docs/cuda-graphs.md); -1 on and not asked for, so
+   * a graph it cannot capture there is said at debug, not info. */
+  o->graph_capture_at_init = -1;
 }
 
 const char *aotrun_cuda_option_key(aotrun_cuda_option_id id) {
@@ -335,7 +339,7 @@ void aotrun_cuda_options_read(const aotrun_cuda_options *o,
       out->bool_value = o->graph_copy_kernels;
       break;
     case AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT:
-      out->bool_value = o->graph_capture_at_init;
+      out->bool_value = o->graph_capture_at_init != 0;
       break;
     case AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG:
       out->bool_value = o->graph_done_flag;

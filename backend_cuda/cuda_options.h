@@ -70,14 +70,13 @@
  *        are kernel nodes running one byte-copy kernel
  *        (graph_copy_kernel.h) instead of memcpy nodes (default 0, opt-in
  *        until measured on the GPU)
- *   cuda_graph_capture_at_init     BOOL    backend-wide  1: the warm-up
- *        run at init (warm_up_run) drives a graph method's calls on
- *        through the graph's warm-up calls, its capture and one replay,
- *        so a caller's first call is a replay and no capture happens in
- *        a caller's call; only where the graph cannot be refused a
- *        caller's shapes: every input dim static, or cuda_graph_shapes >
- *        0 (default 0, opt-in until measured on the GPU); read on a
- *        method
+ *   cuda_graph_capture_at_init     BOOL    backend-wide  1 (default): the
+ *        warm-up run at init (warm_up_run) drives a graph method's calls
+ *        on through the graph's warm-up calls, its capture and one replay,
+ *        so a caller's first call is a replay and no capture happens in a
+ *        caller's call; only where the graph cannot be refused a caller's
+ *        shapes: every input dim static, or cuda_graph_shapes > 0; read on
+ *        a method
  *   cuda_graph_done_flag           BOOL    both          1: graphs
  *        captured from then on end in one more kernel that bumps a
  *        counter in mapped host memory, and a replay whose output copies
@@ -142,7 +141,9 @@ typedef struct aotrun_cuda_options {
   int32_t graph_output_nodes; /* cuda_graph_output_nodes */
   int32_t output_placement; /* -1: not set (aotrun_output_placement_wanted) */
   int32_t graph_copy_kernels; /* cuda_graph_copy_kernels */
-  int32_t graph_capture_at_init; /* cuda_graph_capture_at_init */
+  /* cuda_graph_capture_at_init: 1 or 0 as set, -1 on by default (not
+   * asked for: a graph not captured at init is logged at debug only) */
+  int32_t graph_capture_at_init;
   int32_t graph_done_flag; /* cuda_graph_done_flag */
 } aotrun_cuda_options;
 

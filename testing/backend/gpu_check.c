@@ -51,6 +51,16 @@
  *                             other dtypes compare bytes exactly)
  *          --reshape K:D0,D1,...
  *          --log LEVEL        host log threshold (default info)
+ *          --capture-at-init 0|1  option cuda_graph_capture_at_init
+ *                             (default 0 here: the lazy path, whose
+ *                             contract is above, is what a dynamic-shape
+ *                             graph still takes); with 1 (and
+ *                             cuda_graph_shapes --graphs, so that a
+ *                             dynamic program is captured at init too)
+ *                             the phase right after init is what it is
+ *                             after call 4 (Replay, or Disabled where the
+ *                             capture failed at init) and every call
+ *                             keeps it
  *          --batches B1,B2,...  --graphs K   (mode shapes)
  * Prints "PASS: ..." / "FAIL: ..." lines; exit 0 pass, 1 fail, 2 usage,
  * 77 skip.
@@ -80,6 +90,7 @@ typedef struct args {
   int reshape_ndim;
   int64_t reshape[AOTRUN_MAX_DIMS];
   int num_batches, graphs; /* mode shapes */
+  int capture_at_init;
   int64_t batches[64];
 } args;
 
@@ -114,7 +125,8 @@ static int usage(void) {
           "[--method M] "
           "--input X.npy... [--expected Y.npy...] [--calls N] [--iters N] "
           "[--atol X] [--rtol X] [--reshape K:D0,D1,...] [--method2 M] "
-          "[--log LEVEL] [--batches B1,B2,...] [--graphs K]\n");
+          "[--log LEVEL] [--batches B1,B2,...] [--graphs K] "
+          "[--capture-at-init 0|1]\n");
   return 2;
 }
 
@@ -171,6 +183,7 @@ static int parse_args(int argc, char **argv, args *a) {
     else if (!strcmp(f, "--rtol")) a->rtol = atof(v);
     else if (!strcmp(f, "--log")) a->log = v;
     else if (!strcmp(f, "--graphs")) a->graphs = atoi(v);
+    else if (!strcmp(f, "--capture-at-init")) a->capture_at_init = atoi(v);
     else if (!strcmp(f, "--batches")) {
       if (parse_batches(v, a)) return -1;
     } else if (!strcmp(f, "--reshape")) {
@@ -293,6 +306,17 @@ static aotrun_method *open_method(const args *a, session *s, int graphs) {
   aotrun_option opt = {"enable_cuda_graph_for_method", AOTRUN_OPTION_STRING,
                        0, 0, graphs ? a->method : ""};
   s->api->set_option(NULL, &opt);
+  aotrun_option at_init = {"cuda_graph_capture_at_init", AOTRUN_OPTION_BOOL,
+                           a->capture_at_init, 0, NULL};
+  if (s->api->set_option(NULL, &at_init) != AOTRUN_OK)
+    fail("set_option cuda_graph_capture_at_init: %s",
+         s->api->last_error(NULL));
+  /* A dynamic program's graph is captured at init only with a graph per
+   * shape (the export's shapes take one). */
+  aotrun_option shapes = {"cuda_graph_shapes", AOTRUN_OPTION_INT, 0,
+                          a->capture_at_init ? a->graphs : 0, NULL};
+  if (s->api->set_option(NULL, &shapes) != AOTRUN_OK)
+    fail("set_option cuda_graph_shapes: %s", s->api->last_error(NULL));
   aotrun_key_value spec = {"method", a->method};
   aotrun_method *m = NULL;
   if (s->api->init(aotrun_program_dir_host_api(s->dir), s->manifest,
@@ -316,14 +340,20 @@ static int call_once(session *s, aotrun_method *m, int call) {
   return 0;
 }
 
-/* Calls 1..n with phase checks: Warmup before call 4, then want_after. */
+/* Calls 1..n with phase checks: Warmup before call 4, then want_after;
+ * with --capture-at-init 1, want_after from init on. */
 static void run_calls(const args *a, session *s, aotrun_method *m, int n,
                       const char *want_after) {
+  const char *at_init = a->capture_at_init ? want_after : "Warmup";
+  if (strcmp(phase(s, m), at_init) != 0)
+    fail("after init the phase is %s, expected %s", phase(s, m), at_init);
+  else if (a->capture_at_init)
+    printf("PASS: phase %s right after init (captured at init)\n", at_init);
   for (int c = 1; c <= n; c++) {
     if (call_once(s, m, c) != 0) return;
     check_outputs(a, s, c);
     const char *p = phase(s, m);
-    const char *want = c < 4 ? "Warmup" : want_after;
+    const char *want = c < 4 && !a->capture_at_init ? "Warmup" : want_after;
     if (strcmp(p, want) != 0)
       fail("after call %d the phase is %s, expected %s", c, p, want);
   }

@@ -46,11 +46,11 @@ static void test_defaults(void **state) {
   assert_string_equal(out.key, "cuda_graph_copy_kernels");
   assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
   assert_int_equal(out.bool_value, 0);
-  /* The capture at init: opt-in until measured on the GPU. */
+  /* The capture at init: on (measured: a graph's first call a replay). */
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_CAPTURE_AT_INIT, &out);
   assert_string_equal(out.key, "cuda_graph_capture_at_init");
   assert_int_equal(out.type, AOTRUN_OPTION_BOOL);
-  assert_int_equal(out.bool_value, 0);
+  assert_int_equal(out.bool_value, 1);
   /* The done counter's wait: opt-in until measured on the GPU. */
   aotrun_cuda_options_read(&o, AOTRUN_CUDA_OPT_GRAPH_DONE_FLAG, &out);
   assert_string_equal(out.key, "cuda_graph_done_flag");
@@ -82,22 +82,32 @@ static void test_done_flag_option(void **state) {
                       "option 'cuda_graph_done_flag' takes a BOOL, got a INT");
 }
 
-/* cuda_graph_capture_at_init acts at init only: set backend-wide (for
- * handles made afterwards), read anywhere, refused on a live method. */
+/* cuda_graph_capture_at_init acts at init only: on by default (reads 1,
+ * held as -1: not asked for), set backend-wide (for handles made
+ * afterwards), read anywhere, refused on a live method. */
 static void test_capture_at_init_option(void **state) {
   (void)state;
   aotrun_cuda_options o;
   aotrun_cuda_options_default(&o);
+  assert_int_equal(o.graph_capture_at_init, -1);
   aotrun_cuda_option_id id;
   aotrun_error err = {AOTRUN_OK, ""};
   assert_int_equal(aotrun_cuda_option_find("cuda_graph_capture_at_init",
                                            AOTRUN_OPTION_BOOL, 1, 0, &id,
                                            &err),
                    AOTRUN_OK);
+  aotrun_option out;
+  aotrun_cuda_options_read(&o, id, &out);
+  assert_int_equal(out.bool_value, 1);
+  aotrun_option off = {"cuda_graph_capture_at_init", AOTRUN_OPTION_BOOL, 0,
+                       0, NULL};
+  assert_int_equal(aotrun_cuda_options_store(&o, id, &off, &err), AOTRUN_OK);
+  aotrun_cuda_options_read(&o, id, &out);
+  assert_int_equal(out.bool_value, 0);
   aotrun_option on = {"cuda_graph_capture_at_init", AOTRUN_OPTION_BOOL, 1, 0,
                       NULL};
   assert_int_equal(aotrun_cuda_options_store(&o, id, &on, &err), AOTRUN_OK);
-  aotrun_option out;
+  assert_int_equal(o.graph_capture_at_init, 1);
   aotrun_cuda_options_read(&o, id, &out);
   assert_int_equal(out.bool_value, 1);
   assert_int_equal(aotrun_cuda_option_find("cuda_graph_capture_at_init",

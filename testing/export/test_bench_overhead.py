@@ -458,6 +458,31 @@ def test_capture_at_init_line(bo):
             " failed: aotrun bench rc 1: no / way") in md
 
 
+def test_lazy_capture_line(bo):
+    """Since the capture at init is the default, the graph variant has it
+    and the extra run has it off: the line says which is which."""
+    res = fake_results()
+    gd = res["models"]["mlp"]["variants"]["aotrun_graph_device"]
+    gd["next_calls_us"] = [[13.0, 12.5, 12.0, 12.0, 12.0]]
+    gd["first_call_us"] = [20.0]
+    gd["init_us"] = [250000.0]
+    gd["lazy_capture"] = {"init_us": 200000.0, "first_call_us": 44.0,
+                          "next_calls_us": [21.0, 18.5, 600.0, 12.5, 12.0],
+                          "median_us": 12.1}
+    bo.finish(res)
+    md = bo.render_markdown(res)
+    assert ("- mlp, graph captured at init (the default): init 250.0 ms, "
+            "first call 20.0 us, next 13.0, 12.5, 12.0, 12.0; captured at "
+            "the fourth call (cuda_graph_capture_at_init=false): init 200.0 "
+            "ms, first call 44.0 us, next 21.0, 18.5, 600.0, 12.5, median "
+            "12.1 us") in md
+    del gd["lazy_capture"]
+    gd["lazy_capture_error"] = "aotrun bench rc 1: no | way"
+    md = bo.render_markdown(res)
+    assert ("captured at the fourth call (cuda_graph_capture_at_init=false): "
+            "failed: aotrun bench rc 1: no / way") in md
+
+
 def test_floor_n_prefers_the_counted_kernels(bo):
     """The floor's N: the kernels aotrun's call launched (CUPTI) where
     counted, else the wrapper's count, else torch eager's; the table

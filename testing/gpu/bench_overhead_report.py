@@ -112,6 +112,39 @@ def torch_runner_load(probe):
     return "does not load: " + "; ".join(errs) if errs else "-"
 
 
+def _calls(values):
+    return ", ".join(_f(v) for v in (values or [])[:4])
+
+
+def capture_line(name, gd):
+    """The graph variant's first calls with the graph captured at init
+    against a capture at a caller's fourth call. Since the capture at init
+    became the default the variant has it and its extra run
+    (`lazy_capture`) has it off; records before that hold the opposite
+    (`capture_at_init`). None where neither ran."""
+    cap, lazy = gd.get("capture_at_init"), gd.get("lazy_capture")
+    first = (gd.get("next_calls_us") or [[]])[0] or []
+    if cap or gd.get("capture_at_init_error"):
+        head = f"- {name}, graph captured at init (cuda_graph_capture_at_init=true): "
+        if not cap:
+            return head + "failed: " + gd["capture_at_init_error"].replace("|", "/")[:200]
+        return (head + f"init {_f((cap.get('init_us') or 0) / 1e3)} ms, first call "
+                f"{_f(cap.get('first_call_us'))} us, next {_calls(cap.get('next_calls_us'))}, "
+                f"median {_f(cap.get('median_us'))} us; without it: first call "
+                f"{_f(gd.get('first_call_us_median'))} us, next {_calls(first)}")
+    if lazy or gd.get("lazy_capture_error"):
+        head = (f"- {name}, graph captured at init (the default): init "
+                f"{_f((gd.get('init_us_median') or 0) / 1e3)} ms, first call "
+                f"{_f(gd.get('first_call_us_median'))} us, next {_calls(first)}; "
+                "captured at the fourth call (cuda_graph_capture_at_init=false): ")
+        if not lazy:
+            return head + "failed: " + gd["lazy_capture_error"].replace("|", "/")[:200]
+        return (head + f"init {_f((lazy.get('init_us') or 0) / 1e3)} ms, first call "
+                f"{_f(lazy.get('first_call_us'))} us, next {_calls(lazy.get('next_calls_us'))}, "
+                f"median {_f(lazy.get('median_us'))} us")
+    return None
+
+
 def first_call_lines(res):
     """The first calls (device I/O): with the graph captured at init
     against without (graph variant, round 1); without a graph, the first
@@ -121,17 +154,9 @@ def first_call_lines(res):
     rows = []
     for name, m in res.get("models", {}).items():
         gd = (m.get("variants") or {}).get("aotrun_graph_device") or {}
-        cap = gd.get("capture_at_init")
-        if cap or gd.get("capture_at_init_error"):
-            rows.append(f"- {name}, graph captured at init "
-                        "(cuda_graph_capture_at_init=true): " + (
-                            f"init {_f((cap.get('init_us') or 0) / 1e3)} ms, first call "
-                            f"{_f(cap.get('first_call_us'))} us, next "
-                            f"{', '.join(_f(v) for v in (cap.get('next_calls_us') or [])[:4])}, "
-                            f"median {_f(cap.get('median_us'))} us; without it: first call "
-                            f"{_f(gd.get('first_call_us_median'))} us, next "
-                            f"{', '.join(_f(v) for v in ((gd.get('next_calls_us') or [[]])[0] or [])[:4])}"
-                            if cap else "failed: " + gd["capture_at_init_error"].replace("|", "/")[:200]))
+        line = capture_line(name, gd)
+        if line:
+            rows.append(line)
         nd = (m.get("variants") or {}).get("aotrun_nograph_device") or {}
         faults = [f for f in nd.get("first_call_minor_faults") or [] if f is not None]
         nxt = next((n for n in nd.get("next_calls_minor_faults") or [] if n), None)

@@ -349,7 +349,8 @@ if dist:
               f"{sd.get('same_seed_identical', '-')} | {sd.get('other_seed_differs', '-')} |")
 print("\n## CUDA graph contract (aotrun_gpu_check) and execute_ex streams / managed outputs (aotrun_stream_check)\n")
 for c in res["checks"]:
-    print(f"- {c['check']} on {c['case']}: {'ok' if c['ok'] else 'FAIL'}  ")
+    args = " ".join(c.get("args", []))
+    print(f"- {c['check']} on {c['case']}{' (' + args + ')' if args else ''}: {'ok' if c['ok'] else 'FAIL'}  ")
     for l in c["lines"]:
         print(f"  `{l}`  ")
 print("\n## Latency, median us per call (500 calls)\n")

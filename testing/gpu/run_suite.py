@@ -171,8 +171,8 @@ def gpu_check(a, env, mode, case, extra, log, binary="aotrun_gpu_check"):
              if l.startswith(("PASS", "FAIL", "BENCH", "INFO: weight",
                                 "INFO: batch", "INFO: cuda_graph",
                                 "INFO: unload"))]
-    return {"check": mode, "case": case, "rc": rc, "ok": rc == 0,
-            "lines": lines[-12:]}
+    return {"check": mode, "case": case, "args": extra, "rc": rc,
+            "ok": rc == 0, "lines": lines[-12:]}
 
 
 def device_used_while(cmd, log, env, timeout=600):
@@ -375,7 +375,10 @@ def main():
                       f"abs {row.get('max_abs', '-')} {row.get('problems', '')}",
                       flush=True)
         save()
+    # The lazy path (capture at call 4, as a dynamic graph still takes)
+    # and --capture-at-init 1 (the backend's default): Replay from init on.
     checks = [("replay", "mlp", ["--calls", "8"]),
+              ("replay", "mlp", ["--calls", "8", "--capture-at-init", "1"]),
               ("shape", "dyn4d", ["--reshape", "0:2,4,3,4"]),
               ("recapture", "dyn4d", ["--reshape", "0:2,4,3,4"]),
               ("shapes", "mlp", ["--batches", "1,2,4,2,1", "--graphs", "3",

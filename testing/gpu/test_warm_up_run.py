@@ -246,7 +246,7 @@ def main():
 
     def reset_graph_options():
         with aotrun.Program(got["dec_path"], plugin=plugin, methods=[]) as p:
-            p.set_option("cuda_graph_capture_at_init", False)
+            p.set_option("cuda_graph_capture_at_init", True)  # the default
             p.set_option("enable_cuda_graph_for_method", "")
             p.set_option("cuda_graph_shapes", 0)
 
@@ -280,10 +280,29 @@ def main():
 
     def mlp_samples():
         return [(torch.randn(4, 16, device="cuda"),) for _ in range(4)]
+
+    def default_capture():
+        """The option left alone: the graph is captured at init too."""
+        with aotrun.Program(got["mlp_path"], plugin=plugin,
+                            options={"enable_cuda_graph_for_method":
+                                     "forward"}) as prog:
+            phase = prog.method().get_option("cuda_graph_phase")
+            if phase != "Replay":
+                raise AssertionError("phase %s after init with the default "
+                                     "options, expected Replay" % phase)
+            x = torch.randn(4, 16, device="cuda")
+            got_out, = prog.run("forward", x)
+            with torch.no_grad():
+                tgs.compare(got_out, got["mlp"](x), "first call")
+            return "phase Replay after init; the first call as eager"
     if "mlp_path" in got:
         check("static mlp: graph captured at init, calls replay as eager",
               lambda: phase_after_init(got["mlp_path"], got["mlp"],
                                        mlp_samples(), "Replay"))
+        try:
+            check("static mlp: captured at init by default", default_capture)
+        finally:
+            reset_graph_options()
     # A dynamic T with one graph: capturing T = 16 at init would refuse a
     # caller's other T, so the graph waits for a caller's calls.
     check("decoder, one graph: no capture at init (dynamic T)",
