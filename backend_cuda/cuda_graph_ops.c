@@ -172,6 +172,16 @@ static aotrun_status pool_create(void *ctx, void **pool, aotrun_error *err) {
   static const aotrun_pool_raw_ops kRaw = {NULL, raw_alloc, raw_free};
   aotrun_graph_pool *p = NULL;
   aotrun_status st = aotrun_graph_pool_create(&kRaw, &p, err);
+  /* Its first chunk before the capture begins (graph_pool.h). */
+  if (st == AOTRUN_OK)
+    st = aotrun_fault_point("cuda_graph.pool_reserve")
+             ? aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                                "graph pool: cannot reserve (fault point)")
+             : aotrun_graph_pool_reserve(p, AOTRUN_GRAPH_POOL_CHUNK, err);
+  if (st != AOTRUN_OK) {
+    aotrun_graph_pool_destroy(p);
+    p = NULL;
+  }
   *pool = p;
   return st;
 }

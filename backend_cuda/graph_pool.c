@@ -88,6 +88,22 @@ static char *carve(aotrun_graph_pool *p, size_t size) {
   return ptr;
 }
 
+aotrun_status aotrun_graph_pool_reserve(aotrun_graph_pool *p, size_t bytes,
+                                        aotrun_error *err) {
+  size_t size = round_up(bytes);
+  chunk *c = p->chunks;
+  if (size != 0 && c != NULL && c->size - c->used >= size) return AOTRUN_OK;
+  if (size == 0 || carve(p, size) == NULL)
+    return aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                            "graph pool: cannot reserve %zu bytes of device "
+                            "memory before the capture",
+                            bytes > AOTRUN_GRAPH_POOL_CHUNK
+                                ? bytes
+                                : (size_t)AOTRUN_GRAPH_POOL_CHUNK);
+  p->chunks->used -= size; /* room made, nothing handed out */
+  return AOTRUN_OK;
+}
+
 void *aotrun_graph_pool_alloc(aotrun_graph_pool *p, size_t bytes) {
   size_t size = round_up(bytes);
   if (p == NULL || size == 0) return NULL;

@@ -40,6 +40,13 @@ void aotrun_graph_pool_destroy(aotrun_graph_pool *pool);
 /* The shim allocator over this pool (ctx = pool). */
 aotrun_shim_allocator aotrun_graph_pool_allocator(aotrun_graph_pool *pool);
 
+/* Makes room for `bytes` (at least one chunk) now, so the capture that
+ * follows allocates nothing from the device while it records (cudaMalloc
+ * inside a capture, allowed in relaxed mode, is where compute-sanitizer's
+ * synccheck died on device-I/O replays: docs/reliability.md). */
+aotrun_status aotrun_graph_pool_reserve(aotrun_graph_pool *pool, size_t bytes,
+                                        aotrun_error *err);
+
 /* Direct use (the allocator calls these). */
 void *aotrun_graph_pool_alloc(aotrun_graph_pool *pool, size_t bytes);
 void aotrun_graph_pool_free(aotrun_graph_pool *pool, void *ptr);

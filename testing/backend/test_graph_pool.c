@@ -86,6 +86,34 @@ static void test_grows_and_frees_every_chunk(void **state) {
   aotrun_graph_pool_destroy(NULL);
 }
 
+/* Room made before a capture: one chunk now, and the allocations that
+ * fit take no more from the device; a failing device says how much. */
+static void test_reserve_before_capture(void **state) {
+  (void)state;
+  aotrun_graph_pool *p = make();
+  aotrun_error err;
+  assert_int_equal(aotrun_graph_pool_reserve(p, 1000, &err), AOTRUN_OK);
+  assert_int_equal(g_allocs, 1);
+  assert_int_equal(aotrun_graph_pool_reserved(p), AOTRUN_GRAPH_POOL_CHUNK);
+  assert_int_equal(aotrun_graph_pool_in_use(p), 0);
+  assert_int_equal(aotrun_graph_pool_reserve(p, 1000, &err), AOTRUN_OK);
+  char *a = aotrun_graph_pool_alloc(p, 1000);
+  char *b = aotrun_graph_pool_alloc(p, AOTRUN_GRAPH_POOL_CHUNK - 1024);
+  assert_non_null(a);
+  assert_ptr_equal(b, a + 1024); /* the reserved chunk, from its start */
+  assert_int_equal(g_allocs, 1);
+  g_fail = 1;
+  assert_int_equal(aotrun_graph_pool_reserve(p, 1, &err),
+                   AOTRUN_ERR_OUT_OF_MEMORY);
+  assert_string_equal(err.message,
+                      "graph pool: cannot reserve 2097152 bytes of device "
+                      "memory before the capture");
+  assert_int_equal(aotrun_graph_pool_reserve(p, SIZE_MAX, &err),
+                   AOTRUN_ERR_OUT_OF_MEMORY);
+  aotrun_graph_pool_destroy(p);
+  assert_int_equal(g_frees, 1);
+}
+
 static void test_bad_raw_ops(void **state) {
   (void)state;
   aotrun_pool_raw_ops raw = {NULL, raw_alloc, NULL};
@@ -102,6 +130,7 @@ int main(void) {
       cmocka_unit_test(test_carves_aligned_blocks_from_one_chunk),
       cmocka_unit_test(test_freed_block_reused_for_same_size),
       cmocka_unit_test(test_grows_and_frees_every_chunk),
+      cmocka_unit_test(test_reserve_before_capture),
       cmocka_unit_test(test_bad_raw_ops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
