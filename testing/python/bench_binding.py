@@ -6,7 +6,13 @@ the inputs through DLPack, planning and allocating the outputs, wrapping
 the results.
 
   python3 testing/python/bench_binding.py [--program DIR --plugin LIB]
-      [--calls N] [--batch B] [--rounds R]
+      [--calls N] [--batch B] [--rounds R] [--torch]
+
+--torch (on a GPU machine, with the CUDA backend): the inputs are torch
+CUDA tensors, and the rows add what torch's side of a call costs: the
+binding's wait on torch's current stream (stream=None), a call on torch's
+stream instead (stream=, then that stream's synchronize), the DLPack
+export of one input, and the stream's synchronize alone.
 
 (testing/python/run_pytest.sh builds the default program and plugin, and
 installs the package into .venv-python; with PYTHONPATH=python the
@@ -34,6 +40,26 @@ def per_call_us(fn, calls):
     return (time.perf_counter() - t) / calls * 1e6
 
 
+def torch_case(x, outs, m):
+    """x and outs as torch CUDA tensors, and the torch-side rows."""
+    import torch
+    x = torch.from_numpy(x).cuda()
+    outs = [torch.from_numpy(o).cuda() for o in outs]
+    s = torch.cuda.current_stream()
+
+    def on_stream():
+        m.run(x, stream=s)
+        s.synchronize()
+    torch.cuda.synchronize()
+    return x, outs, {
+        "run(stream=torch's) + sync": on_stream,
+        "x.__dlpack__() alone": lambda: x.__dlpack__(),
+        "stream synchronize alone": s.synchronize,
+        "torch.empty of the output": lambda: torch.empty(
+            outs[0].shape, dtype=outs[0].dtype, device="cuda"),
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--program")
@@ -41,6 +67,8 @@ def main():
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--torch", action="store_true",
+                    help="torch CUDA tensors in and out (GPU machine)")
     a = ap.parse_args()
     import numpy as np
 
@@ -59,15 +87,21 @@ def main():
             m.inputs[0].dtype)
         outs = [np.empty([a.batch if not isinstance(s, int) else s
                           for s in o.shape], o.dtype) for o in m.outputs]
+        extra = {}
+        if a.torch:
+            x, outs, extra = torch_case(x, outs, m)
         for _ in range(200):
             m.run(x)
         rows = {"run()": [], "run(out=...)": [], "bench (execute alone)": []}
+        rows.update({k: [] for k in extra})
         for _ in range(a.rounds):
             rows["run()"].append(per_call_us(lambda: m.run(x), a.calls))
             rows["run(out=...)"].append(
                 per_call_us(lambda: m.run(x, out=outs), a.calls))
             rows["bench (execute alone)"].append(
                 m.bench(x, iterations=a.calls, warmup=100).median_us)
+            for k, fn in extra.items():
+                rows[k].append(per_call_us(fn, a.calls))
     print("aotrun at %s, %s on %s, input %s; median of %d rounds of %d calls"
           % (os.path.dirname(aotrun.__file__), os.path.basename(a.plugin),
              os.path.basename(a.program), shape, a.rounds, a.calls))
