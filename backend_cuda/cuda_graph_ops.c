@@ -158,7 +158,9 @@ static void delete_outputs(void *ctx, AtenTensorHandle *h, size_t n) {
 static void *raw_alloc(void *ctx, size_t bytes) {
   (void)ctx;
   void *p = NULL;
-  if (cudaMalloc(&p, bytes) != cudaSuccess) return NULL;
+  if (aotrun_fault_point("cuda_graph.pool_chunk") ||
+      cudaMalloc(&p, bytes) != cudaSuccess)
+    return NULL;
   return p;
 }
 
@@ -174,10 +176,7 @@ static aotrun_status pool_create(void *ctx, void **pool, aotrun_error *err) {
   aotrun_status st = aotrun_graph_pool_create(&kRaw, &p, err);
   /* Its first chunk before the capture begins (graph_pool.h). */
   if (st == AOTRUN_OK)
-    st = aotrun_fault_point("cuda_graph.pool_reserve")
-             ? aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
-                                "graph pool: cannot reserve (fault point)")
-             : aotrun_graph_pool_reserve(p, AOTRUN_GRAPH_POOL_CHUNK, err);
+    st = aotrun_graph_pool_reserve(p, AOTRUN_GRAPH_POOL_CHUNK, err);
   if (st != AOTRUN_OK) {
     aotrun_graph_pool_destroy(p);
     p = NULL;

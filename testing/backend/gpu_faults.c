@@ -133,6 +133,10 @@ static const char *fragment(const char *point, int *may_succeed) {
       {"cuda_graph.instantiate", "cudaGraphInstantiate", 1},
       {"cuda_graph.launch", "cudaGraphLaunch", 1},
       {"cuda_graph.static_alloc", "cudaMalloc", 1},
+      /* A chunk of the graph's pool: the one reserved before the capture
+       * (a capture failure: the call runs without a graph) or one taken
+       * inside it (the model's allocation fails in the capture). */
+      {"cuda_graph.pool_chunk", "", 1},
       /* Input nodes (the default): an attach failure is a capture
        * failure; a refused pointer or switch copies on the stream, or
        * fails the call naming the switch. */

@@ -40,6 +40,20 @@ def per_call_us(fn, calls):
     return (time.perf_counter() - t) / calls * 1e6
 
 
+def profile_run(fn, calls, top=20):
+    """cProfile of `calls` calls of fn: the top functions by own time."""
+    import cProfile
+    import pstats
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    print("cProfile of %d run() calls (times include the profiler's own "
+          "cost), top %d by own time:" % (calls, top))
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+
+
 def torch_case(x, outs, m):
     """x and outs as torch CUDA tensors, and the torch-side rows."""
     import torch
@@ -69,6 +83,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--torch", action="store_true",
                     help="torch CUDA tensors in and out (GPU machine)")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="also cProfile N run() calls: the top functions "
+                         "by own time (where the binding's time goes)")
     a = ap.parse_args()
     import numpy as np
 
@@ -102,6 +119,8 @@ def main():
                 m.bench(x, iterations=a.calls, warmup=100).median_us)
             for k, fn in extra.items():
                 rows[k].append(per_call_us(fn, a.calls))
+        if a.profile:
+            profile_run(lambda: m.run(x), a.profile)
     print("aotrun at %s, %s on %s, input %s; median of %d rounds of %d calls"
           % (os.path.dirname(aotrun.__file__), os.path.basename(a.plugin),
              os.path.basename(a.program), shape, a.rounds, a.calls))
