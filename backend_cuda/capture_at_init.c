@@ -16,6 +16,11 @@ static const aotrun_program_io *dynamic_input(const aotrun_program_method *pm,
   return NULL;
 }
 
+int aotrun_capture_at_init_asked(int option, aotrun_graph_phase phase) {
+  if (option == 1) return 1;
+  return option != 0 && phase == AOTRUN_GRAPH_WARMUP;
+}
+
 const char *aotrun_capture_at_init_refusal(const aotrun_program_method *pm,
                                            int graph_shapes,
                                            aotrun_graph_phase phase,

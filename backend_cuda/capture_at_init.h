@@ -1,8 +1,9 @@
 /*
- * capture_at_init.h: option cuda_graph_capture_at_init's two decisions,
- * pure C (tested on the CPU, //testing/backend:test_capture_at_init):
- * whether a method's CUDA graph may be captured by init's warm-up run, and
- * whether that run's calls through the graph go on. cuda_method_warm_up.c
+ * capture_at_init.h: option cuda_graph_capture_at_init's decisions, pure C
+ * (tested on the CPU, //testing/backend:test_capture_at_init): whether
+ * init tries, and says so, whether a method's CUDA graph may be captured
+ * by init's warm-up run, and whether that run's calls through the graph go
+ * on. cuda_method_warm_up.c
  * drives them with the method's graph state.
  */
 #ifndef AOTRUN_CAPTURE_AT_INIT_H
@@ -12,6 +13,13 @@
 
 #include "aot_loader/program.h"
 #include "backend_cuda/cuda_graph_state.h"
+
+/* Whether init tries to capture the graph, from the option's value (1 or 0
+ * as set, -1 left at its default, which is on) and the graph's phase
+ * before the warm-up: set on, always (a refusal is then logged at info);
+ * by default, only for a method whose graph is enabled (phase Warmup), so
+ * a method without graphs hears nothing of it. */
+int aotrun_capture_at_init_asked(int option, aotrun_graph_phase phase);
 
 /* NULL when the graph may be captured at init, else why not (written into
  * why): graphs off for the method (`disabled_reason`, else not named in

@@ -94,15 +94,6 @@ static void capture_words(const aotrun_method *m, const aotrun_warm_up_result *r
   }
 }
 
-/* Whether init tries to capture the graph: the option set on, or left at
- * its default (on) for a method whose graph is enabled; a method without
- * graphs is not told about it. */
-static int capture_asked(const aotrun_method *m) {
-  if (m->opts.graph_capture_at_init == 1) return 1;
-  return m->opts.graph_capture_at_init != 0 &&
-         aotrun_graph_state_phase(m->graph) == AOTRUN_GRAPH_WARMUP;
-}
-
 /* Option warm_up_run: the model's own lazy work done by runs on zeroed
  * inputs (cuda_warm_up_run.h). Neither a refusal nor a failure fails the
  * init: the first call then does that work, as without the option. */
@@ -111,7 +102,8 @@ static void warm_up_run(aotrun_method *m, const void *manifest, size_t size,
   if (!m->opts.warm_up_run) return;
   aotrun_warm_up_result r;
   char line[2400], runs[1400], graph[600] = "", why[400];
-  int asked = capture_asked(m);
+  int asked = aotrun_capture_at_init_asked(
+      m->opts.graph_capture_at_init, aotrun_graph_state_phase(m->graph));
   const char *refused = asked ? no_capture_at_init(m, why, sizeof why) : NULL;
   aotrun_warm_up_caller graph_caller = {warm_up_graph_call,
                                         warm_up_graph_more, m};

@@ -83,6 +83,18 @@ static void test_graphs_off_say_why(void **state) {
       &pm, 0, AOTRUN_GRAPH_REPLAY, "", why, sizeof why));
 }
 
+/* Set on: always tried; set off: never; left at its default (-1, on):
+ * only for a method whose graph is enabled. */
+static void test_asked_by_option_and_phase(void **state) {
+  (void)state;
+  assert_true(aotrun_capture_at_init_asked(1, AOTRUN_GRAPH_WARMUP));
+  assert_true(aotrun_capture_at_init_asked(1, AOTRUN_GRAPH_DISABLED));
+  assert_false(aotrun_capture_at_init_asked(0, AOTRUN_GRAPH_WARMUP));
+  assert_true(aotrun_capture_at_init_asked(-1, AOTRUN_GRAPH_WARMUP));
+  assert_false(aotrun_capture_at_init_asked(-1, AOTRUN_GRAPH_DISABLED));
+  assert_false(aotrun_capture_at_init_asked(-1, AOTRUN_GRAPH_REPLAY));
+}
+
 static void test_more_until_one_replay(void **state) {
   (void)state;
   assert_true(aotrun_capture_at_init_more(AOTRUN_GRAPH_WARMUP, 0));
@@ -175,6 +187,7 @@ int main(void) {
       cmocka_unit_test(test_static_inputs_may_be_captured),
       cmocka_unit_test(test_dynamic_dim_refused_with_one_graph),
       cmocka_unit_test(test_graphs_off_say_why),
+      cmocka_unit_test(test_asked_by_option_and_phase),
       cmocka_unit_test(test_more_until_one_replay),
       cmocka_unit_test(test_loop_captures_and_replays_once),
       cmocka_unit_test(test_failed_capture_stops_with_graphs_off),
