@@ -44,6 +44,9 @@ int cli_run(int argc, char **argv) {
            aotrun_backend_name(j.session.backend), o->method, call);
     for (size_t i = 0; i < t->num_outputs; i++)
       cli_print_tensor("output", i, NULL, &t->outputs[i], 0);
+    /* Out now: a process killed later (a crash in call N + 1, a timeout)
+     * still shows which calls completed, even through a pipe. */
+    fflush(stdout);
     if (o->output_dir != NULL || o->output_file != NULL)
       rc = cli_write_outputs(&j.session, o, call, t);
   }
