@@ -181,8 +181,10 @@ typedef struct descs {
   cudnnConvolutionDescriptor_t conv;
 } descs;
 
-/* float32 runs without TF32 (eager's default with allow_tf32 off): no
- * tensor-op candidates, FMA math on the descriptor. */
+/* float32 runs without TF32 (eager with torch.backends.cudnn.allow_tf32
+ * off; torch 2.11's own default is on, its fp32_precision "tf32": aotrun
+ * keeps full float32, docs/benchmarks.md): no tensor-op candidates, FMA
+ * math on the descriptor. */
 static int math_ok(const aotrun_fb_conv *c, cudnnMathType_t m) {
   if (c->dtype != AOTRUN_FB_FLOAT32) return 1;
   return m != CUDNN_TENSOR_OP_MATH &&
