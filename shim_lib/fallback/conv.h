@@ -130,6 +130,7 @@ AOTRUN_FB_HIDDEN AOTITorchError aotrun_fb_conv_run(const aotrun_fb_conv *c,
  * keys compare with memcmp. */
 typedef struct aotrun_fb_conv_key {
   int64_t device, dtype, transposed, channels_last, rd, groups, alignment;
+  int64_t tf32; /* AOTRUN_CONV_TF32 for float32: another choice */
   int64_t in[5], w[5], out[5];
   int64_t stride[3], pad[3], dil[3];
 } aotrun_fb_conv_key;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "shim_lib/fallback/conv.h"
+#include "shim_lib/fallback/kernel_options.h"
 
 typedef struct entry {
   aotrun_fb_conv_key key;
@@ -25,6 +26,7 @@ void aotrun_fb_conv_key_of(const aotrun_fb_conv *c, int64_t alignment,
   key->rd = c->rd;
   key->groups = c->groups;
   key->alignment = alignment;
+  key->tf32 = c->dtype == AOTRUN_FB_FLOAT32 && aotrun_fb_conv_tf32_enabled();
   for (int d = 0; d < c->rd; d++) {
     key->in[d] = c->in_sizes[d];
     key->w[d] = c->w_sizes[d];

@@ -218,7 +218,8 @@ static cudnnStatus_t heuristic_configs(const aotrun_fb_cudnn_api *api,
 
 /* The engine behind a config: its global index, and whether its numerics
  * are allowed. Like ATen: never engines that down-convert their inputs;
- * for float32 no tensor-core engines (TF32), the legacy path's FMA rule. */
+ * for float32 no tensor-core engines (TF32), the legacy path's FMA rule,
+ * unless AOTRUN_CONV_TF32=1 (kernel_options.h). */
 static int config_allowed(const aotrun_fb_cudnn_api *api,
                           cudnnBackendDescriptor_t cfg, int32_t dtype,
                           int64_t *engine_index) {
@@ -246,7 +247,7 @@ static int config_allowed(const aotrun_fb_cudnn_api *api,
     nnotes = CUDNN_NUMERICAL_NOTE_TYPE_COUNT;
   for (int64_t i = 0; i < nnotes; i++) {
     if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return 0;
-    if (dtype == AOTRUN_FB_FLOAT32 &&
+    if (dtype == AOTRUN_FB_FLOAT32 && !aotrun_fb_conv_tf32_enabled() &&
         notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE)
       return 0;
   }
@@ -456,8 +457,9 @@ static AOTITorchError try_graph(const aotrun_fb_conv_choose *ch, int fuse,
              "duplicates; %d plans, none ran",
              fuse ? "with the bias fused" : "convolution only", t.configs_a,
              t.configs_fallback, status_name(ch->api, t.heur_status), t.noted,
-             c->dtype == AOTRUN_FB_FLOAT32 ? " (TF32 or down-converting)"
-                                           : " (down-converting)",
+             c->dtype == AOTRUN_FB_FLOAT32 && !aotrun_fb_conv_tf32_enabled()
+                 ? " (TF32 or down-converting)"
+                 : " (down-converting)",
              t.unfinalized, t.unfinalized ? ": " : "",
              t.unfinalized ? status_name(ch->api, t.plan_status) : "",
              t.too_big, ch->ws_limit, t.duplicate, n);

@@ -183,16 +183,18 @@ typedef struct descs {
 
 /* float32 runs without TF32 (eager with torch.backends.cudnn.allow_tf32
  * off; torch 2.11's own default is on, its fp32_precision "tf32": aotrun
- * keeps full float32, docs/benchmarks.md): no tensor-op candidates, FMA
- * math on the descriptor. */
+ * keeps full float32 unless AOTRUN_CONV_TF32=1, docs/benchmarks.md): no
+ * tensor-op candidates, FMA math on the descriptor. */
 static int math_ok(const aotrun_fb_conv *c, cudnnMathType_t m) {
-  if (c->dtype != AOTRUN_FB_FLOAT32) return 1;
+  if (c->dtype != AOTRUN_FB_FLOAT32 || aotrun_fb_conv_tf32_enabled()) return 1;
   return m != CUDNN_TENSOR_OP_MATH &&
          m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
 static cudnnMathType_t run_math(const aotrun_fb_conv *c, cudnnMathType_t m) {
-  return c->dtype == AOTRUN_FB_FLOAT32 ? CUDNN_FMA_MATH : m;
+  return c->dtype == AOTRUN_FB_FLOAT32 && !aotrun_fb_conv_tf32_enabled()
+             ? CUDNN_FMA_MATH
+             : m;
 }
 
 /* The heuristic list (find == 0, no kernels) or the benchmarked one. */
@@ -356,7 +358,10 @@ static AOTITorchError choose_algo(const aotrun_fb_conv *c,
     return aotrun_shim_fail(
         "%s: cuDNN offers no algorithm for this convolution (%d candidates, "
         "none usable%s%s%s) (%s)",
-        c->op, nh, c->dtype == AOTRUN_FB_FLOAT32 ? " without TF32" : "",
+        c->op, nh,
+        c->dtype == AOTRUN_FB_FLOAT32 && !aotrun_fb_conv_tf32_enabled()
+            ? " without TF32"
+            : "",
         search_error[0] ? "; the search: " : "", search_error,
         aotrun_fb_conv_what_text(what));
   aotrun_fb_conv_algo a = {best->algo, (int)run_math(c, best->math), 0,

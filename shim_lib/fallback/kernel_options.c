@@ -15,7 +15,8 @@ enum {
   CONV_GRAPH = 8,
   GEMM_LT = 16,
   BADDBMM_BIAS_EPILOGUE = 32,
-  CONV_LOG = 64
+  CONV_LOG = 64,
+  CONV_TF32 = 128
 };
 
 static atomic_int options;
@@ -33,6 +34,7 @@ static int read_options(void) {
   if (!env_is("AOTRUN_CONV_API", "legacy")) o |= CONV_GRAPH;
   if (env_is("AOTRUN_GEMM_LT", "1")) o |= GEMM_LT;
   if (!env_is("AOTRUN_BADDBMM_BIAS", "copy")) o |= BADDBMM_BIAS_EPILOGUE;
+  if (env_is("AOTRUN_CONV_TF32", "1")) o |= CONV_TF32;
   const char *log = getenv("AOTRUN_CONV_LOG");
   if (log != NULL && log[0] != '\0' && strcmp(log, "0") != 0) o |= CONV_LOG;
   return o;
@@ -71,3 +73,7 @@ int aotrun_fb_baddbmm_bias_epilogue_enabled(void) {
 }
 
 int aotrun_fb_conv_log_enabled(void) { return (current() & CONV_LOG) != 0; }
+
+int aotrun_fb_conv_tf32_enabled(void) {
+  return (current() & CONV_TF32) != 0;
+}

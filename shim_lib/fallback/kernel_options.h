@@ -22,6 +22,12 @@
  *                           epilogue, one launch
  *   AOTRUN_CONV_LOG=1       a stderr line per convolution algorithm or
  *                           plan chosen (any value but empty or "0")
+ *   AOTRUN_CONV_TF32=1      opt-in: float32 convolutions may run on TF32
+ *                           tensor cores (engines and algorithms cuDNN
+ *                           marks so), as torch 2.11 does by default
+ *                           (torch.backends.cudnn.allow_tf32); default:
+ *                           full float32 (FMA math, no tensor-core
+ *                           engine). Not measured on a GPU yet.
  *
  * The attention, convolution and baddbmm defaults were faster in every
  * case measured (docs/gpu-results.md, 2026-12-06: baddbmm bf16 4x4096^3
@@ -45,6 +51,7 @@ AOTRUN_FB_HIDDEN int aotrun_fb_conv_graph_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_plain_lt_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_baddbmm_bias_epilogue_enabled(void);
 AOTRUN_FB_HIDDEN int aotrun_fb_conv_log_enabled(void);
+AOTRUN_FB_HIDDEN int aotrun_fb_conv_tf32_enabled(void);
 
 #ifdef __cplusplus
 }

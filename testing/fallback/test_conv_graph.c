@@ -621,6 +621,46 @@ static void test_plan_numerical_notes(void **state) {
   free_case(&k16);
 }
 
+/* AOTRUN_CONV_TF32=1: float32 may take the tensor-core (TF32) engine, its
+ * plans keyed apart from the full-float32 ones; never an engine that
+ * down-converts its inputs. */
+static void test_plan_tf32_opt_in(void **state) {
+  (void)state;
+  conv_case k32;
+  simple_case(&k32, F32);
+  set_source(&ctl->mode_a, 2, 10, 11);
+  ctl->notes[10] = 1 << CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+  fake_timer t = {{0}, 0};
+  const int64_t align[4] = {16, 16, 16, 0};
+  aotrun_fb_conv_gkey with_tf32, without;
+  setenv("AOTRUN_CONV_TF32", "1", 1);
+  aotrun_shim_read_kernel_options();
+  aotrun_fb_conv_gkey_of(&k32.c, align, &with_tf32);
+  aotrun_fb_conv_gplan *p = choose(&k32, 1, 1 << 30, &t);
+  assert_int_equal(p->engine, 10);
+  aotrun_fb_conv_gplan_unref(p);
+  /* Back to full float32: another cache key, and the FMA engine. */
+  unsetenv("AOTRUN_CONV_TF32");
+  aotrun_shim_read_kernel_options();
+  aotrun_fb_conv_gkey_of(&k32.c, align, &without);
+  assert_true(memcmp(&with_tf32, &without, sizeof without) != 0);
+  p = choose(&k32, 1, 1 << 30, &t);
+  assert_int_equal(p->engine, 11);
+  aotrun_fb_conv_gplan_unref(p);
+  setenv("AOTRUN_CONV_TF32", "1", 1);
+  aotrun_shim_read_kernel_options();
+  aotrun_fb_conv_gcache_clear();
+  ctl->notes[10] = 1 << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+  p = choose(&k32, 1, 1 << 30, &t);
+  assert_int_equal(p->engine, 11);
+  aotrun_fb_conv_gplan_unref(p);
+  unsetenv("AOTRUN_CONV_TF32");
+  aotrun_shim_read_kernel_options();
+  aotrun_fb_conv_gcache_clear();
+  expect_no_leak();
+  free_case(&k32);
+}
+
 static void test_plan_workspace_limit_and_fallback_source(void **state) {
   (void)state;
   conv_case k;
@@ -978,6 +1018,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup(test_plan_capture_then_benchmark, each_setup),
       cmocka_unit_test_setup(test_captured_plan_retired, each_setup),
       cmocka_unit_test_setup(test_plan_numerical_notes, each_setup),
+      cmocka_unit_test_setup(test_plan_tf32_opt_in, each_setup),
       cmocka_unit_test_setup(test_plan_workspace_limit_and_fallback_source,
                              each_setup),
       cmocka_unit_test_setup(test_plan_no_engine_falls_back_to_legacy,
