@@ -76,6 +76,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", required=True, help="export_suite.py's folder")
     ap.add_argument("--case", default="mlp")
+    ap.add_argument("--tool", default="synccheck",
+                    help="compute-sanitizer tool (racecheck crashed the cnn)")
     ap.add_argument("--bundle", default=os.path.join(HERE, "..", "..", ".gpu"))
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--runs", type=int, default=2)
@@ -96,7 +98,8 @@ def main():
     method = "forward" if "forward" in info["methods"] else next(iter(info["methods"]))
     minfo = info["methods"][method]
     env0 = dict(os.environ)
-    results = {"case": a.case, "calls": a.calls, "variants": {}}
+    results = {"case": a.case, "tool": a.tool, "calls": a.calls,
+               "variants": {}}
     helptext = run([cs, "--help"], env0, 30)[1]
     with open(os.path.join(a.out, "compute_sanitizer_help.txt"), "w") as f:
         f.write(helptext)
@@ -113,7 +116,7 @@ def main():
             if time.time() > deadline:
                 break
             env = dict(env0, **env_add)
-            cmd = [cs, "--tool", "synccheck"] + tool_args + \
+            cmd = [cs, "--tool", a.tool] + tool_args + \
                 aotrun_cmd(a, prog, method, minfo, a.calls, run_args)
             rc, text = run(cmd, env, a.timeout)
             rows.append({"rc": rc, "last_call": last_call(text),
@@ -121,7 +124,7 @@ def main():
         results["variants"][name] = rows
         print(name, [(r["rc"], r["last_call"]) for r in rows], flush=True)
     trace = os.path.join(a.bundle, "lib", "libgraph_trace.so")
-    for label, under_tool in (("plain", False), ("synccheck", True)):
+    for label, under_tool in (("plain", False), (a.tool, True)):
         if time.time() > deadline:
             break
         d = os.path.join(a.out, "trace_" + label)
@@ -129,7 +132,7 @@ def main():
         env = dict(env0, LD_PRELOAD=trace, AOTRUN_GRAPH_TRACE_DIR=d)
         cmd = aotrun_cmd(a, prog, method, minfo, a.calls, [])
         if under_tool:
-            cmd = [cs, "--tool", "synccheck"] + cmd
+            cmd = [cs, "--tool", a.tool] + cmd
         rc, text = run(cmd, env, a.timeout)
         with open(os.path.join(d, "trace.txt"), "w") as f:
             f.write(text)
