@@ -169,14 +169,17 @@ static void raw_free(void *ctx, void *ptr) {
   (void)cudaFree(ptr);
 }
 
-static aotrun_status pool_create(void *ctx, void **pool, aotrun_error *err) {
+static aotrun_status pool_create(void *ctx, size_t reserve, void **pool,
+                                 aotrun_error *err) {
   (void)ctx;
   static const aotrun_pool_raw_ops kRaw = {NULL, raw_alloc, raw_free};
   aotrun_graph_pool *p = NULL;
   aotrun_status st = aotrun_graph_pool_create(&kRaw, &p, err);
-  /* Its first chunk before the capture begins (graph_pool.h). */
+  /* Its memory before the capture begins (graph_pool.h). */
   if (st == AOTRUN_OK)
-    st = aotrun_graph_pool_reserve(p, AOTRUN_GRAPH_POOL_CHUNK, err);
+    st = aotrun_graph_pool_reserve(
+        p, reserve > AOTRUN_GRAPH_POOL_CHUNK ? reserve : AOTRUN_GRAPH_POOL_CHUNK,
+        err);
   if (st != AOTRUN_OK) {
     aotrun_graph_pool_destroy(p);
     p = NULL;

@@ -28,6 +28,8 @@
  *    |   |   |                       |  4 pool_install; run_capture            |
  *    |   |   |                       |    (RunSingleThreaded); pool_install(0) |
  *    |   |   |                       |  5 end_capture -> graph                  |
+ *    |   |   |                       |  (the pool grew in 4: undo 4-5, steps   |
+ *    |   |   |                       |   2-5 again with its size reserved)     |
  *    |   |   |                       |  6 instantiate -> exec                   |
  *    |   |   |                       |  7 launch (first launch)                 |
  *    |   |   |                       |  8 synchronize                           |
@@ -154,10 +156,13 @@ typedef struct aotrun_graph_ops {
   /* aoti_torch_delete_tensor_object on each non-NULL handle. */
   void (*delete_outputs)(void *ctx, AtenTensorHandle *handles, size_t n);
 
-  /* The per-graph memory pool: created before the capture, installed as the
-   * thread's shim allocator while the model runs inside it (NULL
-   * uninstalls), destroyed (memory freed) by release(). */
-  aotrun_status (*pool_create)(void *ctx, void **pool, aotrun_error *err);
+  /* The per-graph memory pool: created before the capture with at least
+   * `reserve` bytes of device memory taken (0: its smallest chunk), so the
+   * capture need not allocate any; installed as the thread's shim allocator
+   * while the model runs inside it (NULL uninstalls), destroyed (memory
+   * freed) by release(). */
+  aotrun_status (*pool_create)(void *ctx, size_t reserve, void **pool,
+                               aotrun_error *err);
   void (*pool_install)(void *ctx, void *pool);
   void (*pool_destroy)(void *ctx, void *pool);
   /* Device bytes the pool holds (for the memory report). */
@@ -302,6 +307,11 @@ const char *aotrun_graph_state_memory_report(aotrun_graph_state *s);
 /* How often release() found something to release; replays so far. */
 size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s);
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s);
+/* Captures recorded twice because the pool took device memory inside the
+ * first recording; the bytes the last capture's pool needed (reserved
+ * before each capture after it). */
+size_t aotrun_graph_state_num_rerecords(const aotrun_graph_state *s);
+size_t aotrun_graph_state_pool_reserve(const aotrun_graph_state *s);
 /* Why graphs are off ("" when they are not): the forbid reason or the
  * failed capture's message. */
 const char *aotrun_graph_state_disabled_reason(const aotrun_graph_state *s);

@@ -25,6 +25,14 @@ size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s) {
   return s ? s->num_releases : 0;
 }
 
+size_t aotrun_graph_state_num_rerecords(const aotrun_graph_state *s) {
+  return s ? s->num_rerecords : 0;
+}
+
+size_t aotrun_graph_state_pool_reserve(const aotrun_graph_state *s) {
+  return s ? s->pool_reserve : 0;
+}
+
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s) {
   return s ? s->num_replays : 0;
 }

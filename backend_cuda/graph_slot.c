@@ -240,17 +240,67 @@ static aotrun_status add_done_node(aotrun_graph_state *s, aotrun_graph_slot *c,
   return AOTRUN_OK;
 }
 
+/* The capture's pool, with reserve bytes taken before it begins. */
+static aotrun_status create_pool(aotrun_graph_state *s, aotrun_graph_slot *c,
+                                 size_t reserve, aotrun_error *err) {
+  aotrun_status st = s->ops.pool_create(s->ops.ctx, reserve, &c->pool, err);
+  if (st != AOTRUN_OK) c->pool = NULL;
+  return st;
+}
+
+/* A recorded capture undone before instantiate: outputs, graph, pool. */
+static void discard_recording(aotrun_graph_state *s, aotrun_graph_slot *c) {
+  s->ops.delete_outputs(s->ops.ctx, c->outputs, s->num_outputs);
+  memset(c->outputs, 0, s->num_outputs * sizeof *c->outputs);
+  if (c->graph != NULL) s->ops.destroy_graph(s->ops.ctx, c->graph);
+  c->graph = NULL;
+  s->ops.pool_destroy(s->ops.ctx, c->pool);
+  c->pool = NULL;
+}
+
+/* Steps 2-4, once more where the pool had to take device memory while the
+ * capture recorded (cudaMalloc inside a capture: the graphs whose replays
+ * compute-sanitizer died on, docs/reliability.md). The second recording
+ * runs over a pool that took all of it first; the same shapes make the
+ * same allocations, so it takes nothing. Later captures reserve as much. */
+static aotrun_status record_with_pool(aotrun_graph_state *s,
+                                      aotrun_graph_slot *c,
+                                      aotrun_error *err) {
+  aotrun_status st = create_pool(s, c, s->pool_reserve, err);
+  if (st != AOTRUN_OK) return st;
+  size_t before = s->ops.pool_bytes(s->ops.ctx, c->pool);
+  st = record(s, c, err);
+  size_t need = c->pool ? s->ops.pool_bytes(s->ops.ctx, c->pool) : 0;
+  if (st != AOTRUN_OK || need <= before) return st;
+  s->pool_reserve = need;
+  s->num_rerecords++;
+  aotrun_graph_state_logf(s, AOTRUN_LOG_DEBUG,
+                          "method %s: the graph's pool took device memory "
+                          "inside the capture (%zu bytes reserved, %zu "
+                          "needed); recorded again with %zu reserved first",
+                          s->method, before, need, need);
+  discard_recording(s, c);
+  st = create_pool(s, c, need, err);
+  if (st != AOTRUN_OK) return st;
+  st = record(s, c, err);
+  size_t again = c->pool ? s->ops.pool_bytes(s->ops.ctx, c->pool) : 0;
+  if (st == AOTRUN_OK && again > need)
+    aotrun_graph_state_logf(s, AOTRUN_LOG_INFO,
+                            "method %s: the graph's pool grew inside the "
+                            "second capture too (%zu bytes, %zu the first "
+                            "time): the model allocates differently each "
+                            "capture",
+                            s->method, again, need);
+  return st;
+}
+
 aotrun_status aotrun_graph_slot_capture_until_launch(aotrun_graph_state *s,
                                                      aotrun_graph_slot *c,
                                                      const DLTensor *in,
                                                      DLTensor *out,
                                                      aotrun_error *err) {
   aotrun_status st = make_static_inputs(s, c, in, err);
-  if (st == AOTRUN_OK) {
-    st = s->ops.pool_create(s->ops.ctx, &c->pool, err);
-    if (st != AOTRUN_OK) c->pool = NULL;
-  }
-  if (st == AOTRUN_OK) st = record(s, c, err);
+  if (st == AOTRUN_OK) st = record_with_pool(s, c, err);
   if (st == AOTRUN_OK && s->input_nodes &&
       aotrun_graph_input_nodes_usable(&s->ops, in, s->num_inputs, s->device))
     st = aotrun_graph_input_nodes_attach(&s->ops, c->graph, in,

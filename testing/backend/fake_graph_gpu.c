@@ -227,8 +227,9 @@ static void delete_outputs(void *ctx, AtenTensorHandle *h, size_t n) {
     }
 }
 
-static aotrun_status pool_create(void *ctx, void **pool, aotrun_error *err) {
-  (void)ctx;
+static aotrun_status pool_create(void *ctx, size_t reserve, void **pool,
+                                 aotrun_error *err) {
+  (void)ctx, (void)reserve;
   aotrun_status st = fails(FAKE_POOL_CREATE, err, "pool");
   if (st != AOTRUN_OK) return st;
   *pool = malloc(1);

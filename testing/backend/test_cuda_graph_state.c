@@ -42,6 +42,10 @@ typedef struct fake {
   int graphs_made, graphs_destroyed, execs_made, execs_destroyed;
   int clear_error, static_allocs, static_frees, copy_inputs, copy_outputs;
   int outputs_made, outputs_deleted, pools_made, pools_destroyed;
+  size_t capture_need; /* device bytes the model takes from the pool */
+  size_t need_step;    /* added to capture_need by each recording */
+  size_t last_reserve; /* pool_create's reserve argument, last call */
+  int pool_create_calls, fail_pool_create_at; /* 0: never */
   aotrun_status run_direct_status; /* what a direct run returns */
   aotrun_status direct_after_failure; /* for the retry (call >= 4) */
   int fail_direct_from_call;          /* 0: never */
@@ -92,6 +96,11 @@ static aotrun_status f_run_capture(void *ctx, const DLTensor *in, size_t ni,
   (void)ni;
   F.run_capture++;
   F.pool_installed_in_capture = F.installed_pool != NULL && F.capturing;
+  /* The model's allocations: the pool grows where its reserve is short. */
+  size_t *pool_bytes = F.installed_pool;
+  if (pool_bytes != NULL && *pool_bytes < F.capture_need)
+    *pool_bytes = F.capture_need;
+  F.capture_need += F.need_step;
   if (F.fail == FAIL_RUN_CAPTURE)
     return aotrun_error_set(err, AOTRUN_ERR_INTERNAL,
                             "aoti_torch_item_float32 cannot run inside a "
@@ -224,11 +233,22 @@ static void f_delete_outputs(void *ctx, AtenTensorHandle *h, size_t n) {
     if (h[i] != NULL) F.outputs_deleted++;
 }
 
-static aotrun_status f_pool_create(void *ctx, void **pool, aotrun_error *err) {
+#define FAKE_POOL_BYTES 4096
+
+/* The fake pool is its size: at least one 4096-byte chunk, or reserve. */
+static aotrun_status f_pool_create(void *ctx, size_t reserve, void **pool,
+                                   aotrun_error *err) {
   (void)ctx;
   aotrun_status st = fail_if(FAIL_POOL_CREATE, err, "pool create");
+  if (++F.pool_create_calls == F.fail_pool_create_at)
+    st = aotrun_error_set(err, AOTRUN_ERR_OUT_OF_MEMORY,
+                          "fake pool create %d failed", F.pool_create_calls);
   if (st != AOTRUN_OK) return st;
-  *pool = malloc(16);
+  size_t *bytes = malloc(sizeof *bytes);
+  assert_non_null(bytes);
+  *bytes = reserve > FAKE_POOL_BYTES ? reserve : FAKE_POOL_BYTES;
+  *pool = bytes;
+  F.last_reserve = reserve;
   F.pools_made++;
   return AOTRUN_OK;
 }
@@ -245,12 +265,10 @@ static void f_pool_destroy(void *ctx, void *pool) {
   free(pool);
 }
 
-#define FAKE_POOL_BYTES 4096
-
 static size_t f_pool_bytes(void *ctx, void *pool) {
   (void)ctx;
   assert_non_null(pool);
-  return FAKE_POOL_BYTES;
+  return *(size_t *)pool;
 }
 
 static void f_log(void *ctx, int32_t level, const char *message) {
@@ -724,6 +742,89 @@ static void test_recapture_clears_shapes_and_captures_again(void **state) {
   assert_all_released();
 }
 
+/* The model took more from the graph's pool than it held before the
+ * capture (a cudaMalloc while recording): the capture is recorded again
+ * over a pool that holds it all first, and later captures reserve as much. */
+static void test_pool_grown_in_capture_records_again(void **state) {
+  (void)state;
+  F.capture_need = 3 * FAKE_POOL_BYTES;
+  aotrun_graph_state *s = make_state();
+  aotrun_graph_state_set_enabled(s, 1);
+  io t;
+  make_io(&t);
+  warm_and_capture(s, &t);
+  assert_int_equal(F.begin, 2);
+  assert_int_equal(F.run_capture, 2);
+  assert_int_equal(F.end, 2);
+  assert_int_equal(F.pools_made, 2);
+  assert_int_equal(F.pools_destroyed, 1); /* the first recording's */
+  assert_int_equal(F.graphs_destroyed, 1);
+  assert_int_equal(F.outputs_deleted, 1);
+  assert_int_equal(F.instantiate, 1);
+  assert_int_equal(F.launch, 1);
+  assert_int_equal(F.last_reserve, 3 * FAKE_POOL_BYTES);
+  assert_int_equal(aotrun_graph_state_num_rerecords(s), 1);
+  assert_int_equal(aotrun_graph_state_pool_reserve(s), 3 * FAKE_POOL_BYTES);
+  assert_int_equal(
+      count_logs(AOTRUN_LOG_DEBUG,
+                 "method forward: the graph's pool took device memory "
+                 "inside the capture (4096 bytes reserved, 12288 needed); "
+                 "recorded again with 12288 reserved first"),
+      1);
+  assert_int_equal(count_level(AOTRUN_LOG_INFO), 0);
+  assert_float_equal(t.out_data[0], 101.0f, 0);
+  /* The next capture reserves the need at once: recorded once. */
+  aotrun_error err;
+  assert_int_equal(aotrun_graph_state_recapture(s, &err), AOTRUN_OK);
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_capture, 3);
+  assert_int_equal(F.last_reserve, 3 * FAKE_POOL_BYTES);
+  assert_int_equal(aotrun_graph_state_num_rerecords(s), 1);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+/* A model whose allocations differ between recordings: the second
+ * recording grows its pool too; it is kept, and said at info level. */
+static void test_pool_grown_twice_is_kept_and_said(void **state) {
+  (void)state;
+  F.capture_need = 2 * FAKE_POOL_BYTES;
+  F.need_step = 1024;
+  io t;
+  aotrun_graph_state *s = captured_state(&t);
+  assert_int_equal(F.run_capture, 2);
+  assert_int_equal(
+      count_logs(AOTRUN_LOG_INFO,
+                 "method forward: the graph's pool grew inside the second "
+                 "capture too (9216 bytes, 8192 the first time): the model "
+                 "allocates differently each capture"),
+      1);
+  aotrun_error err;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK); /* replays */
+  assert_int_equal(F.launch, 2);
+  aotrun_graph_state_destroy(s);
+  assert_all_released();
+}
+
+/* The second recording's pool cannot be made: the capture fails as any
+ * pool failure does (graphs off, the call runs without one). */
+static void test_pool_failure_on_second_recording(void **state) {
+  (void)state;
+  F.capture_need = 2 * FAKE_POOL_BYTES;
+  io t;
+  aotrun_graph_state *s = warmed_state(&t);
+  F.fail_pool_create_at = 2;
+  aotrun_error err;
+  assert_int_equal(call(s, &t, &err), AOTRUN_OK);
+  assert_int_equal(F.run_capture, 1);
+  assert_int_equal(F.pools_made, 1);
+  assert_int_equal(aotrun_graph_state_phase(s), AOTRUN_GRAPH_DISABLED);
+  assert_int_equal(F.run_direct, 4); /* the same call, without a graph */
+  assert_all_released();
+  aotrun_graph_state_destroy(s);
+}
+
 static void test_recapture_after_failed_capture_rearms(void **state) {
   (void)state;
   io t;
@@ -1114,6 +1215,9 @@ int main(void) {
       cmocka_unit_test_setup(test_forbid_after_enable_logs_once, reset),
       cmocka_unit_test_setup(test_recapture_clears_shapes_and_captures_again,
                              reset),
+      cmocka_unit_test_setup(test_pool_grown_in_capture_records_again, reset),
+      cmocka_unit_test_setup(test_pool_grown_twice_is_kept_and_said, reset),
+      cmocka_unit_test_setup(test_pool_failure_on_second_recording, reset),
       cmocka_unit_test_setup(test_recapture_after_failed_capture_rearms, reset),
       cmocka_unit_test_setup(test_disable_releases, reset),
       cmocka_unit_test_setup(test_bad_arguments, reset),
