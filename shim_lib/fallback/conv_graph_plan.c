@@ -218,8 +218,8 @@ static cudnnStatus_t heuristic_configs(const aotrun_fb_cudnn_api *api,
 
 /* The engine behind a config: its global index, and whether its numerics
  * are allowed. Like ATen: never engines that down-convert their inputs;
- * for float32 no tensor-core engines (TF32), the legacy path's FMA rule,
- * unless AOTRUN_CONV_TF32=1 (kernel_options.h). */
+ * for float32 no tensor-core engines (TF32) only with AOTRUN_CONV_TF32=0,
+ * the legacy path's FMA rule (kernel_options.h). */
 static int config_allowed(const aotrun_fb_cudnn_api *api,
                           cudnnBackendDescriptor_t cfg, int32_t dtype,
                           int64_t *engine_index) {

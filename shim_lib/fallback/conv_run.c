@@ -181,10 +181,10 @@ typedef struct descs {
   cudnnConvolutionDescriptor_t conv;
 } descs;
 
-/* float32 runs without TF32 (eager with torch.backends.cudnn.allow_tf32
- * off; torch 2.11's own default is on, its fp32_precision "tf32": aotrun
- * keeps full float32 unless AOTRUN_CONV_TF32=1, docs/benchmarks.md): no
- * tensor-op candidates, FMA math on the descriptor. */
+/* float32 may use TF32 tensor ops, as torch 2.11 by default
+ * (torch.backends.cudnn.allow_tf32 True). With AOTRUN_CONV_TF32=0 it runs
+ * as eager with allow_tf32 off: no tensor-op candidates, FMA math on the
+ * descriptor. */
 static int math_ok(const aotrun_fb_conv *c, cudnnMathType_t m) {
   if (c->dtype != AOTRUN_FB_FLOAT32 || aotrun_fb_conv_tf32_enabled()) return 1;
   return m != CUDNN_TENSOR_OP_MATH &&

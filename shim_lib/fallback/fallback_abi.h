@@ -56,7 +56,8 @@ AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda__addmm_activation(
  * bias points at a handle or is NULL) over 1, 2 or 3 spatial dims, or the
  * transposed convolution (weight [in, out/groups, k...], output_padding).
  * stride / padding / dilation / output_padding: 1 value or one per spatial
- * dim. float32 (no TF32), float16, bfloat16, float64, on cuDNN 9 opened at
+ * dim. float32 (TF32 allowed as in torch; AOTRUN_CONV_TF32=0: none),
+ * float16, bfloat16, float64, on cuDNN 9 opened at
  * the first call (conv.h). The result is channels-last when the input or
  * the weight is (ATen's cudnn_conv_suggest_memory_format). */
 AOTRUN_SHIM_API AOTITorchError aoti_torch_cuda_convolution(

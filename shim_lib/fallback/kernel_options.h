@@ -22,12 +22,16 @@
  *                           epilogue, one launch
  *   AOTRUN_CONV_LOG=1       a stderr line per convolution algorithm or
  *                           plan chosen (any value but empty or "0")
- *   AOTRUN_CONV_TF32=1      opt-in: float32 convolutions may run on TF32
- *                           tensor cores (engines and algorithms cuDNN
- *                           marks so), as torch 2.11 does by default
- *                           (torch.backends.cudnn.allow_tf32); default:
- *                           full float32 (FMA math, no tensor-core
- *                           engine). Not measured on a GPU yet.
+ *   AOTRUN_CONV_TF32=0      float32 convolutions in full float32 (FMA
+ *                           math, no tensor-core engine), as torch with
+ *                           torch.backends.cudnn.allow_tf32 = False;
+ *                           default since 2026-12-08: they may run on
+ *                           TF32 tensor cores (engines and algorithms
+ *                           cuDNN marks so), as torch 2.11 does by
+ *                           default (allow_tf32 True, cudnn.conv
+ *                           fp32_precision "tf32"). MobileNetV3's graph:
+ *                           327 us of GPU time against 473 (H100,
+ *                           docs/benchmarks.md).
  *
  * The attention, convolution and baddbmm defaults were faster in every
  * case measured (docs/gpu-results.md, 2026-12-06: baddbmm bf16 4x4096^3

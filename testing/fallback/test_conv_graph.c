@@ -595,18 +595,13 @@ static void test_captured_plan_retired(void **state) {
 
 static void test_plan_numerical_notes(void **state) {
   (void)state;
-  conv_case k32, k16;
-  simple_case(&k32, F32);
+  conv_case k16;
   simple_case(&k16, F16);
   set_source(&ctl->mode_a, 2, 10, 11);
   ctl->notes[10] = 1 << CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
   fake_timer t = {{0}, 0};
-  /* float32 without TF32: no tensor-core engine. */
-  aotrun_fb_conv_gplan *p = choose(&k32, 1, 1 << 30, &t);
-  assert_int_equal(p->engine, 11);
-  aotrun_fb_conv_gplan_unref(p);
-  /* float16: tensor cores are its normal math. */
-  p = choose(&k16, 1, 1 << 30, &t);
+  /* float16: tensor cores are its normal math (float32: the next test). */
+  aotrun_fb_conv_gplan *p = choose(&k16, 1, 1 << 30, &t);
   assert_int_equal(p->engine, 10);
   aotrun_fb_conv_gplan_unref(p);
   /* Down-converting inputs is never allowed (ATen's filter too). */
@@ -617,14 +612,13 @@ static void test_plan_numerical_notes(void **state) {
   aotrun_fb_conv_gplan_unref(p);
   aotrun_fb_conv_gcache_clear();
   expect_no_leak();
-  free_case(&k32);
   free_case(&k16);
 }
 
-/* AOTRUN_CONV_TF32=1: float32 may take the tensor-core (TF32) engine, its
- * plans keyed apart from the full-float32 ones; never an engine that
- * down-converts its inputs. */
-static void test_plan_tf32_opt_in(void **state) {
+/* float32 may take the tensor-core (TF32) engine by default, as torch;
+ * AOTRUN_CONV_TF32=0 keeps full float32, its plans keyed apart; never an
+ * engine that down-converts its inputs. */
+static void test_plan_tf32_by_default(void **state) {
   (void)state;
   conv_case k32;
   simple_case(&k32, F32);
@@ -633,20 +627,21 @@ static void test_plan_tf32_opt_in(void **state) {
   fake_timer t = {{0}, 0};
   const int64_t align[4] = {16, 16, 16, 0};
   aotrun_fb_conv_gkey with_tf32, without;
-  setenv("AOTRUN_CONV_TF32", "1", 1);
+  unsetenv("AOTRUN_CONV_TF32");
   aotrun_shim_read_kernel_options();
   aotrun_fb_conv_gkey_of(&k32.c, align, &with_tf32);
   aotrun_fb_conv_gplan *p = choose(&k32, 1, 1 << 30, &t);
   assert_int_equal(p->engine, 10);
   aotrun_fb_conv_gplan_unref(p);
-  /* Back to full float32: another cache key, and the FMA engine. */
-  unsetenv("AOTRUN_CONV_TF32");
+  /* Full float32: another cache key, and the FMA engine. */
+  setenv("AOTRUN_CONV_TF32", "0", 1);
   aotrun_shim_read_kernel_options();
   aotrun_fb_conv_gkey_of(&k32.c, align, &without);
   assert_true(memcmp(&with_tf32, &without, sizeof without) != 0);
   p = choose(&k32, 1, 1 << 30, &t);
   assert_int_equal(p->engine, 11);
   aotrun_fb_conv_gplan_unref(p);
+  /* Any other value is the default. */
   setenv("AOTRUN_CONV_TF32", "1", 1);
   aotrun_shim_read_kernel_options();
   aotrun_fb_conv_gcache_clear();
@@ -1018,7 +1013,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup(test_plan_capture_then_benchmark, each_setup),
       cmocka_unit_test_setup(test_captured_plan_retired, each_setup),
       cmocka_unit_test_setup(test_plan_numerical_notes, each_setup),
-      cmocka_unit_test_setup(test_plan_tf32_opt_in, each_setup),
+      cmocka_unit_test_setup(test_plan_tf32_by_default, each_setup),
       cmocka_unit_test_setup(test_plan_workspace_limit_and_fallback_source,
                              each_setup),
       cmocka_unit_test_setup(test_plan_no_engine_falls_back_to_legacy,

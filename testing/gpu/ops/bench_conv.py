@@ -1,6 +1,7 @@
 """Benchmark cases of aoti_torch_cuda_convolution (see ../bench_fallbacks.py)
 against torch.ops.aten.convolution on the same inputs (torch with its
-defaults: cudnn.benchmark off; TF32 off for float32, as the shim). Each
+defaults: cudnn.benchmark off; TF32 off for float32, as the shim with
+AOTRUN_CONV_TF32=0, so the two compute the same thing). Each
 aotrun call allocates its result and frees it, like a compiled model.
 Target: within 1.1x of ATen.
 
@@ -10,6 +11,9 @@ shape, before timing) and the variant "legacy" on the legacy API
 (AOTRUN_CONV_API=legacy), shown in the note column with its ratio to
 ATen."""
 
+# float32 in full precision on both sides (the shim's default allows TF32,
+# as torch's does; the comparison turns it off in both).
+NO_TF32 = {"AOTRUN_CONV_TF32": "0"}
 
 
 def cases(shim, torch):
@@ -31,15 +35,15 @@ def cases(shim, torch):
 
         # The first call per shape benchmarks the algorithms (both APIs).
         for api in (None, "legacy"):
-            with shim.kernel_options({"AOTRUN_CONV_API": api}):
+            with shim.kernel_options({"AOTRUN_CONV_API": api, **NO_TF32}):
                 run()
         out = torch.ops.aten.convolution(x, w, b, list(stride), list(padding),
                                          list(dilation), transposed, list(out_pad), groups)
         moved = (x.numel() + w.numel() + out.numel()) * x.element_size()
         return {"op": "convolution", "case": name, "aotrun": run,
-                "env": {"AOTRUN_CONV_API": None},
+                "env": {"AOTRUN_CONV_API": None, **NO_TF32},
                 "variants": [{"label": "legacy", "fn": run,
-                              "env": {"AOTRUN_CONV_API": "legacy"}}],
+                              "env": {"AOTRUN_CONV_API": "legacy", **NO_TF32}}],
                 "aten": lambda: torch.ops.aten.convolution(
                     x, w, b, list(stride), list(padding), list(dilation), transposed,
                     list(out_pad), groups),

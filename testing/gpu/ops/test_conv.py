@@ -6,7 +6,9 @@ and weights (the result's strides must match torch's), arbitrary strides
 (copied), an empty batch, and CUDA graph capture: replay after a warm-up,
 and a shape first seen inside the capture (heuristic algorithm).
 
-float32 is compared with TF32 off in torch (the shim never uses TF32).
+float32 is compared with TF32 off in torch and in the shim
+(AOTRUN_CONV_TF32=0); test_float32_tf32_by_default compares the shim's
+default (TF32 allowed, as torch's) with torch's default.
 The shim loads libcudnn.so.9 from the process (torch has loaded it) or
 from the library path; AOTRUN_CUDNN_LIBRARY names another one.
 
@@ -31,7 +33,8 @@ def conv_api(request, shim):
     """AOTRUN_CONV_API for the test: both implementations are compared with
     eager (graph, the default: the variable unset)."""
     with shim.kernel_options({"AOTRUN_CONV_API":
-                              "legacy" if request.param == "legacy" else None}):
+                              "legacy" if request.param == "legacy" else None,
+                              "AOTRUN_CONV_TF32": "0"}):
         yield request.param
 
 
@@ -341,3 +344,28 @@ def test_graph_path_engines(torch, shim, conv_api, capfd):
         err = capfd.readouterr().err
         if conv_api == "graph":
             assert GRAPH_FALLBACK_LINE not in err, f"{name}: {err}"
+
+
+# ------------------------------------------------ TF32, the default
+
+def test_float32_tf32_by_default(torch, shim, conv_api):
+    """float32 with the shim's default (TF32 allowed, AOTRUN_CONV_TF32
+    unset) against torch's default (torch.backends.cudnn.allow_tf32 True):
+    within TF32's error of both torch's result and a float64 reference."""
+    x = rnd(torch, (8, 64, 28, 28), torch.float32)
+    w = rnd(torch, (64, 64, 3, 3), torch.float32, 576)
+    b = rnd(torch, (64,), torch.float32)
+    old = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        with shim.kernel_options({"AOTRUN_CONV_TF32": None}):
+            got = shim_conv(shim, x, w, b, (1,), (1,))
+        want = ref(torch, x, w, b, (1,), (1,))
+    finally:
+        torch.backends.cudnn.allow_tf32 = old
+    exact = ref(torch, x.double(), w.double(), b.double(), (1,), (1,))
+    what = f"conv2d float32 with TF32 ({conv_api})"
+    torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2,
+                               msg=lambda m: f"{what} vs torch: {m}")
+    torch.testing.assert_close(got.double(), exact, rtol=1e-2, atol=1e-2,
+                               msg=lambda m: f"{what} vs float64: {m}")
