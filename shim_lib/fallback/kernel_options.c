@@ -34,7 +34,9 @@ static int read_options(void) {
   if (!env_is("AOTRUN_CONV_API", "legacy")) o |= CONV_GRAPH;
   if (env_is("AOTRUN_GEMM_LT", "1")) o |= GEMM_LT;
   if (!env_is("AOTRUN_BADDBMM_BIAS", "copy")) o |= BADDBMM_BIAS_EPILOGUE;
-  if (!env_is("AOTRUN_CONV_TF32", "0")) o |= CONV_TF32;
+  if (!env_is("AOTRUN_CONV_TF32", "0") && !env_is("AOTRUN_CONV_TF32", "false") &&
+      !env_is("AOTRUN_CONV_TF32", "off") && !env_is("AOTRUN_CONV_TF32", "no"))
+    o |= CONV_TF32;
   const char *log = getenv("AOTRUN_CONV_LOG");
   if (log != NULL && log[0] != '\0' && strcmp(log, "0") != 0) o |= CONV_LOG;
   return o;

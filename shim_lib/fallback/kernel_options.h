@@ -22,7 +22,8 @@
  *                           epilogue, one launch
  *   AOTRUN_CONV_LOG=1       a stderr line per convolution algorithm or
  *                           plan chosen (any value but empty or "0")
- *   AOTRUN_CONV_TF32=0      float32 convolutions in full float32 (FMA
+ *   AOTRUN_CONV_TF32=0      (or false, off, no) float32 convolutions in
+ *                           full float32 (FMA
  *                           math, no tensor-core engine), as torch with
  *                           torch.backends.cudnn.allow_tf32 = False;
  *                           default since 2026-12-08: they may run on

@@ -1,6 +1,7 @@
 /* test_kernel_options.c: which implementation the fallback ops run where
  * two exist (shim_lib/fallback/kernel_options.h): the defaults, the exact
- * values that pick the older kernels, the convolution log switch, the choice read once (a later setenv
+ * values that pick the older kernels, the convolution log switch, TF32
+ * for float32 convolutions, the choice read once (a later setenv
  * changes nothing), and aotrun_shim_read_kernel_options reading it again.
  * No GPU needed: nothing here calls CUDA. */
 #include <stdarg.h>
@@ -15,7 +16,8 @@
 
 static const char *const VARS[] = {"AOTRUN_ATTN_TC", "AOTRUN_ATTN_F32",
                                    "AOTRUN_CONV_API", "AOTRUN_GEMM_LT",
-                                   "AOTRUN_BADDBMM_BIAS", "AOTRUN_CONV_LOG"};
+                                   "AOTRUN_BADDBMM_BIAS", "AOTRUN_CONV_LOG",
+                                   "AOTRUN_CONV_TF32"};
 
 static void clear_env(void) {
   for (size_t i = 0; i < sizeof VARS / sizeof *VARS; i++) unsetenv(VARS[i]);
@@ -113,6 +115,27 @@ static void test_conv_log_is_opt_in(void **state) {
   assert_true(aotrun_fb_conv_log_enabled()); /* read once */
 }
 
+/* As torch 2.11's default (cudnn.allow_tf32 True): on unless turned off. */
+static void test_conv_tf32_is_the_default(void **state) {
+  (void)state;
+  assert_true(aotrun_fb_conv_tf32_enabled());
+  const char *on[] = {"1", "", "true", "00", "OFF"};
+  for (int i = 0; i < 5; i++) {
+    setenv("AOTRUN_CONV_TF32", on[i], 1);
+    aotrun_shim_read_kernel_options();
+    assert_true(aotrun_fb_conv_tf32_enabled());
+  }
+  const char *off[] = {"false", "off", "no", "0"};
+  for (int i = 0; i < 4; i++) {
+    setenv("AOTRUN_CONV_TF32", off[i], 1);
+    aotrun_shim_read_kernel_options();
+    assert_false(aotrun_fb_conv_tf32_enabled());
+  }
+  assert_int_equal(choice(), 1111); /* the kernels untouched */
+  unsetenv("AOTRUN_CONV_TF32");
+  assert_false(aotrun_fb_conv_tf32_enabled()); /* read once */
+}
+
 static void test_read_once_until_asked_again(void **state) {
   (void)state;
   assert_int_equal(choice(), 1111);
@@ -135,6 +158,7 @@ int main(void) {
       cmocka_unit_test_setup(test_other_values_keep_the_defaults, reset),
       cmocka_unit_test_setup(test_gemm_lt_is_opt_in, reset),
       cmocka_unit_test_setup(test_conv_log_is_opt_in, reset),
+      cmocka_unit_test_setup(test_conv_tf32_is_the_default, reset),
       cmocka_unit_test_setup(test_read_once_until_asked_again, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
