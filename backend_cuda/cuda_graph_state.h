@@ -308,10 +308,8 @@ const char *aotrun_graph_state_memory_report(aotrun_graph_state *s);
 size_t aotrun_graph_state_num_releases(const aotrun_graph_state *s);
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s);
 /* Captures recorded twice because the pool took device memory inside the
- * first recording; the bytes the last capture's pool needed (reserved
- * before each capture after it). */
+ * first recording. */
 size_t aotrun_graph_state_num_rerecords(const aotrun_graph_state *s);
-size_t aotrun_graph_state_pool_reserve(const aotrun_graph_state *s);
 /* Why graphs are off ("" when they are not): the forbid reason or the
  * failed capture's message. */
 const char *aotrun_graph_state_disabled_reason(const aotrun_graph_state *s);

@@ -57,7 +57,6 @@ struct aotrun_graph_state {
   char reason[REASON_MAX];
   aotrun_graph_slot slots[AOTRUN_GRAPH_MAX_SHAPES];
   aotrun_graph_shape_cache shapes; /* slot i's shapes, LRU clock, commit */
-  size_t pool_reserve; /* device bytes the last capture's pool needed */
   size_t num_rerecords; /* recordings done twice: the pool grew in the first */
   size_t num_releases;
   size_t num_replays;

@@ -29,10 +29,6 @@ size_t aotrun_graph_state_num_rerecords(const aotrun_graph_state *s) {
   return s ? s->num_rerecords : 0;
 }
 
-size_t aotrun_graph_state_pool_reserve(const aotrun_graph_state *s) {
-  return s ? s->pool_reserve : 0;
-}
-
 size_t aotrun_graph_state_num_replays(const aotrun_graph_state *s) {
   return s ? s->num_replays : 0;
 }

@@ -262,17 +262,18 @@ static void discard_recording(aotrun_graph_state *s, aotrun_graph_slot *c) {
  * capture recorded (cudaMalloc inside a capture: the graphs whose replays
  * compute-sanitizer died on, docs/reliability.md). The second recording
  * runs over a pool that took all of it first; the same shapes make the
- * same allocations, so it takes nothing. Later captures reserve as much. */
+ * same allocations, so it takes nothing. Each capture starts from one
+ * chunk, not from another capture's need: graphs of smaller shapes would
+ * hold memory they never use; a second recording costs host time only. */
 static aotrun_status record_with_pool(aotrun_graph_state *s,
                                       aotrun_graph_slot *c,
                                       aotrun_error *err) {
-  aotrun_status st = create_pool(s, c, s->pool_reserve, err);
+  aotrun_status st = create_pool(s, c, 0, err);
   if (st != AOTRUN_OK) return st;
   size_t before = s->ops.pool_bytes(s->ops.ctx, c->pool);
   st = record(s, c, err);
   size_t need = c->pool ? s->ops.pool_bytes(s->ops.ctx, c->pool) : 0;
   if (st != AOTRUN_OK || need <= before) return st;
-  s->pool_reserve = need;
   s->num_rerecords++;
   aotrun_graph_state_logf(s, AOTRUN_LOG_DEBUG,
                           "method %s: the graph's pool took device memory "

@@ -114,6 +114,40 @@ static void test_reserve_before_capture(void **state) {
   assert_int_equal(g_frees, 1);
 }
 
+/* One recording's allocations (sizes, and frees by index) against a pool;
+ * returns how many raw allocations they made. */
+static int replay_sequence(aotrun_graph_pool *p) {
+  static const size_t sizes[] = {1536u << 10, 1u << 20, 3u << 20, 1536u << 10,
+                                 300, 5u << 20};
+  void *got[6];
+  int before = g_allocs;
+  for (int i = 0; i < 6; i++) {
+    got[i] = aotrun_graph_pool_alloc(p, sizes[i]);
+    assert_non_null(got[i]);
+    if (i == 2) aotrun_graph_pool_free(p, got[0]); /* reused by i == 3 */
+  }
+  return g_allocs - before;
+}
+
+/* What the re-recorded capture relies on (graph_slot.c): a pool that
+ * reserves, as one chunk, the bytes another pool took for the same
+ * sequence of allocations serves that sequence without taking more. */
+static void test_reserving_a_recordings_bytes_fits_it(void **state) {
+  (void)state;
+  aotrun_graph_pool *first = make();
+  aotrun_error err;
+  assert_int_equal(aotrun_graph_pool_reserve(first, 1, &err), AOTRUN_OK);
+  assert_true(replay_sequence(first) > 0); /* grew while "recording" */
+  size_t need = aotrun_graph_pool_reserved(first);
+  aotrun_graph_pool_destroy(first);
+  aotrun_graph_pool *second = make();
+  assert_int_equal(aotrun_graph_pool_reserve(second, need, &err), AOTRUN_OK);
+  assert_int_equal(g_allocs, 1);
+  assert_int_equal(replay_sequence(second), 0);
+  assert_int_equal(aotrun_graph_pool_reserved(second), need);
+  aotrun_graph_pool_destroy(second);
+}
+
 static void test_bad_raw_ops(void **state) {
   (void)state;
   aotrun_pool_raw_ops raw = {NULL, raw_alloc, NULL};
@@ -131,6 +165,7 @@ int main(void) {
       cmocka_unit_test(test_freed_block_reused_for_same_size),
       cmocka_unit_test(test_grows_and_frees_every_chunk),
       cmocka_unit_test(test_reserve_before_capture),
+      cmocka_unit_test(test_reserving_a_recordings_bytes_fits_it),
       cmocka_unit_test(test_bad_raw_ops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
