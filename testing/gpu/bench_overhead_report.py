@@ -116,6 +116,13 @@ def _calls(values):
     return ", ".join(_f(v) for v in (values or [])[:4])
 
 
+def _run_text(run):
+    """One extra bench run's init, first calls and median."""
+    return (f"init {_f((run.get('init_us') or 0) / 1e3)} ms, first call "
+            f"{_f(run.get('first_call_us'))} us, next {_calls(run.get('next_calls_us'))}, "
+            f"median {_f(run.get('median_us'))} us")
+
+
 def capture_line(name, gd):
     """The graph variant's first calls with the graph captured at init
     against a capture at a caller's fourth call. Since the capture at init
@@ -128,9 +135,7 @@ def capture_line(name, gd):
         head = f"- {name}, graph captured at init (cuda_graph_capture_at_init=true): "
         if not cap:
             return head + "failed: " + gd["capture_at_init_error"].replace("|", "/")[:200]
-        return (head + f"init {_f((cap.get('init_us') or 0) / 1e3)} ms, first call "
-                f"{_f(cap.get('first_call_us'))} us, next {_calls(cap.get('next_calls_us'))}, "
-                f"median {_f(cap.get('median_us'))} us; without it: first call "
+        return (head + _run_text(cap) + "; without it: first call "
                 f"{_f(gd.get('first_call_us_median'))} us, next {_calls(first)}")
     if lazy or gd.get("lazy_capture_error"):
         head = (f"- {name}, graph captured at init (the default): init "
@@ -139,9 +144,7 @@ def capture_line(name, gd):
                 "captured at the fourth call (cuda_graph_capture_at_init=false): ")
         if not lazy:
             return head + "failed: " + gd["lazy_capture_error"].replace("|", "/")[:200]
-        return (head + f"init {_f((lazy.get('init_us') or 0) / 1e3)} ms, first call "
-                f"{_f(lazy.get('first_call_us'))} us, next {_calls(lazy.get('next_calls_us'))}, "
-                f"median {_f(lazy.get('median_us'))} us")
+        return head + _run_text(lazy)
     return None
 
 
